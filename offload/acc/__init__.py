@@ -1,0 +1,1 @@
+"""Accelerate-style collectives (fold, scan, permute, stencil) built on the element-function core."""

@@ -1,0 +1,1 @@
+"""CPU backends: compute_s / compute_p through numba (njit / prange)."""

@@ -1,0 +1,1 @@
+"""IR -> Python kernel source (``ast`` + ``ast.unparse``), shared by the CPU and GPU backends."""

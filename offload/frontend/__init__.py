@@ -1,0 +1,1 @@
+"""Python element function (+ closure, globals, helpers) -> typed SSA IR."""

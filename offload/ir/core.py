@@ -1,0 +1,154 @@
+"""The IR: SSA values, ops, blocks with arguments, and functions.
+
+* A ``Function`` is a CFG of ``Block``s; the first block is the entry and its arguments are
+  the function's parameters: first ``n_index`` index parameters (``i64``), then captured
+  arrays and captured scalars (``Function.captures`` names them).
+* Blocks take arguments instead of phis (MLIR style); a terminator passes values to them.
+* A function returns ``len(result_types)`` scalars (tuple results are flattened: a tuple
+  return is several results, never a tuple value).
+* Values are objects compared by identity; ``hint`` is only a printing hint.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from offload.diagnostics import Span
+from offload.ir.ops import Opcode
+from offload.ir.types import ScalarType, Type
+
+
+class Value:
+    """An SSA value: a block argument or an op's result."""
+
+    __slots__ = ("hint", "type")
+
+    def __init__(self, type: Type, hint: str | None = None) -> None:
+        self.type: Type = type
+        """The value's type."""
+        self.hint: str | None = hint
+        """A name for printing (a source variable name); not unique, not semantic."""
+
+    def __repr__(self) -> str:
+        return f"<Value {self.hint or ''}:{self.type} @{id(self):x}>"
+
+
+@dataclass(eq=False)
+class Op:
+    """One instruction ``result = opcode(operands) {attrs}``."""
+
+    opcode: Opcode
+    operands: list[Value]
+    result: Value
+    """Every op has exactly one result."""
+    attrs: dict[str, Any] = field(default_factory=dict[str, Any])
+    """Opcode-specific constants: ``value`` (CONST), ``fn`` (MATH), ``axis`` (SHAPE)."""
+    span: Span | None = None
+    """Where in the user's source this op comes from (for diagnostics and line comments)."""
+
+
+@dataclass(eq=False)
+class Jump:
+    """Unconditional branch passing ``args`` to ``target``'s arguments."""
+
+    target: Block
+    args: list[Value] = field(default_factory=list[Value])
+    span: Span | None = None
+
+
+@dataclass(eq=False)
+class Branch:
+    """Two-way branch on a ``bool`` value."""
+
+    cond: Value
+    then_target: Block
+    then_args: list[Value]
+    else_target: Block
+    else_args: list[Value]
+    span: Span | None = None
+
+
+@dataclass(eq=False)
+class Return:
+    """Return the function's results (one value per entry of ``result_types``)."""
+
+    values: list[Value]
+    span: Span | None = None
+
+
+Terminator = Jump | Branch | Return
+
+
+@dataclass(eq=False)
+class Block:
+    """A basic block: arguments, straight-line ops, one terminator."""
+
+    args: list[Value] = field(default_factory=list[Value])
+    ops: list[Op] = field(default_factory=list[Op])
+    terminator: Terminator | None = None
+    """``None`` only while a builder is still filling the block."""
+    hint: str | None = None
+    """A label hint for printing (``loop``, ``then``...)."""
+
+    def successors(self) -> list[Block]:
+        t = self.terminator
+        if isinstance(t, Jump):
+            return [t.target]
+        if isinstance(t, Branch):
+            return [t.then_target, t.else_target]
+        return []
+
+
+@dataclass(eq=False)
+class Capture:
+    """What a non-index parameter stands for: a captured array or scalar of the user's code."""
+
+    name: str
+    """The source-level expression, e.g. ``a`` or ``self.weights`` (for messages)."""
+    type: Type
+
+
+@dataclass(eq=False)
+class Function:
+    """An element function: index parameters + captures -> scalar results."""
+
+    name: str
+    blocks: list[Block]
+    """``blocks[0]`` is the entry; its ``args`` are the parameters."""
+    n_index: int
+    """How many leading parameters are index parameters (the rank of the result)."""
+    captures: list[Capture]
+    """One per parameter after the index parameters, in order."""
+    result_types: list[ScalarType]
+    span: Span | None = None
+    """Where the user's function is defined."""
+
+    @property
+    def entry(self) -> Block:
+        return self.blocks[0]
+
+    @property
+    def params(self) -> list[Value]:
+        return self.entry.args
+
+    @property
+    def index_params(self) -> list[Value]:
+        return self.entry.args[: self.n_index]
+
+    @property
+    def capture_params(self) -> list[Value]:
+        return self.entry.args[self.n_index :]
+
+    def ops(self) -> Iterator[Op]:
+        for block in self.blocks:
+            yield from block.ops
+
+    def predecessors(self) -> dict[Block, list[Block]]:
+        """Each block's predecessors (with repetition for a two-way branch to one block)."""
+        preds: dict[Block, list[Block]] = {b: [] for b in self.blocks}
+        for block in self.blocks:
+            for succ in block.successors():
+                preds[succ].append(block)
+        return preds

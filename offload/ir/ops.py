@@ -1,0 +1,140 @@
+"""Opcodes with semantic names, and the static facts passes and backends need about them.
+
+Semantics (the interpreter in ``interp.py`` is the executable specification):
+
+* Binary arithmetic, bitwise and min/max ops take two operands of the result's type.
+  Integer arithmetic wraps (two's complement, like NumPy); float arithmetic is IEEE.
+* ``FLOORDIV``/``FLOORMOD`` are Python's ``//`` and ``%`` (floor; ``x // 0 == 0`` and
+  ``x % 0 == 0`` for ints, like NumPy; NaN/inf for floats like NumPy).
+* ``DIV``/``REM`` truncate toward zero (C semantics); they exist only for integer operands
+  that a pass has proved non-negative, or where truncation is what the source asked for.
+* Comparisons take two operands of one type and give ``bool``.
+* ``SELECT(c, a, b)`` is ``a if c else b`` with both arms already evaluated.
+* ``CAST`` converts its operand to the result type with NumPy ``astype`` semantics
+  (float->int truncates toward zero; anything->bool is ``!= 0``).
+* ``MATH`` applies the function named by ``attrs["fn"]`` (see ``MATH_FUNCTIONS``).
+* ``LOAD(a, i0, .., ik)`` reads a captured array at in-bounds, non-negative indices
+  (Python's negative-index wrap is explicit IR, emitted by the frontend).
+* ``SHAPE(a)`` with ``attrs["axis"]`` is ``a.shape[axis]`` as ``i64``.
+* ``CONST`` has ``attrs["value"]`` (a Python bool/int/float of the result's type).
+"""
+
+from __future__ import annotations
+
+import enum
+
+
+class Opcode(enum.Enum):
+    # constants
+    CONST = "const"
+    # arithmetic (operands and result of one type)
+    ADD = "add"
+    SUB = "sub"
+    MUL = "mul"
+    TRUEDIV = "truediv"  # float only
+    FLOORDIV = "floordiv"
+    FLOORMOD = "floormod"
+    DIV = "div"  # truncating, ints only
+    REM = "rem"  # truncating, ints only
+    POW = "pow"
+    MIN = "min"
+    MAX = "max"
+    # bitwise (ints and bools)
+    AND = "and"
+    OR = "or"
+    XOR = "xor"
+    SHL = "shl"
+    SHR = "shr"  # arithmetic for signed, logical for unsigned
+    # unary
+    NEG = "neg"
+    INVERT = "invert"  # ~x on ints
+    NOT = "not"  # logical not on bool
+    ABS = "abs"
+    # comparisons -> bool
+    EQ = "eq"
+    NE = "ne"
+    LT = "lt"
+    LE = "le"
+    GT = "gt"
+    GE = "ge"
+    # other
+    SELECT = "select"
+    CAST = "cast"
+    MATH = "math"
+    LOAD = "load"
+    SHAPE = "shape"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+BINARY_ARITH = frozenset(
+    {
+        Opcode.ADD,
+        Opcode.SUB,
+        Opcode.MUL,
+        Opcode.TRUEDIV,
+        Opcode.FLOORDIV,
+        Opcode.FLOORMOD,
+        Opcode.DIV,
+        Opcode.REM,
+        Opcode.POW,
+        Opcode.MIN,
+        Opcode.MAX,
+        Opcode.AND,
+        Opcode.OR,
+        Opcode.XOR,
+        Opcode.SHL,
+        Opcode.SHR,
+    }
+)
+UNARY = frozenset({Opcode.NEG, Opcode.INVERT, Opcode.NOT, Opcode.ABS})
+COMPARE = frozenset({Opcode.EQ, Opcode.NE, Opcode.LT, Opcode.LE, Opcode.GT, Opcode.GE})
+COMMUTATIVE = frozenset(
+    {Opcode.ADD, Opcode.MUL, Opcode.MIN, Opcode.MAX, Opcode.AND, Opcode.OR, Opcode.XOR}
+    | {Opcode.EQ, Opcode.NE}
+)
+MAY_FAULT = frozenset({Opcode.LOAD})
+"""Ops that may fault if speculated (an out-of-bounds read). Integer division by zero does
+not fault in this IR (it gives 0, like NumPy), so it is safe to speculate."""
+
+# name -> arity. Float-valued functions take float operands of the result type, except
+# the predicates (isnan, isinf, isfinite) which give bool, and round/floor/ceil/trunc which
+# keep the operand's float type (the frontend casts to int where Python's builtin does).
+MATH_FUNCTIONS: dict[str, int] = {
+    "sqrt": 1,
+    "exp": 1,
+    "exp2": 1,
+    "expm1": 1,
+    "log": 1,
+    "log2": 1,
+    "log10": 1,
+    "log1p": 1,
+    "sin": 1,
+    "cos": 1,
+    "tan": 1,
+    "asin": 1,
+    "acos": 1,
+    "atan": 1,
+    "sinh": 1,
+    "cosh": 1,
+    "tanh": 1,
+    "asinh": 1,
+    "acosh": 1,
+    "atanh": 1,
+    "erf": 1,
+    "erfc": 1,
+    "fabs": 1,
+    "floor": 1,
+    "ceil": 1,
+    "trunc": 1,
+    "rint": 1,  # round half to even (Python's round, NumPy's rint)
+    "isnan": 1,
+    "isinf": 1,
+    "isfinite": 1,
+    "atan2": 2,
+    "hypot": 2,
+    "copysign": 2,
+    "fmod": 2,
+}
+MATH_PREDICATES = frozenset({"isnan", "isinf", "isfinite"})

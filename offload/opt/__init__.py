@@ -1,0 +1,1 @@
+"""The optimiser: passes over the IR and the pass manager."""

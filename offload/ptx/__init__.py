@@ -1,0 +1,1 @@
+"""GPU backend: IR -> numba.cuda kernel source -> PTX; load, launch, kernel cache."""

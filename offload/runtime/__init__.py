@@ -1,0 +1,1 @@
+"""Device memory (unified and device modes), pool, transfers, streams."""
