@@ -1,1 +1,1 @@
-"""Accelerate-style collectives (fold, scan, permute, stencil) built on the element-function core."""
+"""Accelerate-style collectives (fold, scan, permute, stencil) on the element-function core."""

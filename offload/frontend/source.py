@@ -174,9 +174,7 @@ def _find_node(tree: ast.Module, fn: types.FunctionType) -> FunctionNode | None:
     is_lambda = fn.__name__ == "<lambda>"
     candidates: list[FunctionNode] = []
     for node in ast.walk(tree):
-        if is_lambda and isinstance(node, ast.Lambda) and node.lineno == code.co_firstlineno:
-            candidates.append(node)
-        elif (
+        if (is_lambda and isinstance(node, ast.Lambda) and node.lineno == code.co_firstlineno) or (
             not is_lambda
             and isinstance(node, ast.FunctionDef)
             and node.name == fn.__name__

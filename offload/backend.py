@@ -1,0 +1,46 @@
+"""The interface between the driver and a backend (CPU: offload/cpu, GPU: offload/ptx).
+
+The driver owns the dispatch table; a backend owns compilation, output allocation and
+launching. Everything backend-specific (numba, CuPy) stays behind this protocol.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, Protocol
+
+import numpy as np
+
+from offload.ir.core import Function
+from offload.options import CompileOptions
+
+
+class Kernel(Protocol):
+    """A compiled element function, ready to fill output arrays."""
+
+    def launch(self, shape: tuple[int, ...], outs: Sequence[Any], captures: Sequence[Any]) -> None:
+        """Compute every element of ``shape`` into ``outs`` (one array per result).
+
+        ``captures`` are the current captured values in ``Function.captures`` order: arrays
+        (NumPy, or device arrays for the GPU) and NumPy scalars of the parameter's type.
+        """
+        ...
+
+
+class Backend(Protocol):
+    """One target: ``cpu-seq``, ``cpu-par``, ``gpu`` or ``gpu-sim``."""
+
+    name: str
+
+    def compile(self, fn: Function, options: CompileOptions) -> Kernel:
+        """Compile optimised IR (raises ``CompileError`` naming the user's function)."""
+        ...
+
+    def allocate(self, shape: tuple[int, ...], dtypes: Sequence[np.dtype[Any]]) -> list[Any]:
+        """Fresh output arrays, one per dtype (the GPU's live in unified or device memory)."""
+        ...
+
+    def prepare_captures(self, captures: Sequence[Any]) -> list[Any]:
+        """Turn current captured values into what ``Kernel.launch`` takes (e.g. copy host
+        arrays to the device); scalars pass through."""
+        ...

@@ -1,0 +1,107 @@
+"""The table of callables and module constants an element function may use.
+
+Both the restriction analysis (is this call allowed?) and the lowering (how is it lowered?)
+read this one table, keyed on the Python object the name resolves to.
+"""
+
+from __future__ import annotations
+
+import builtins
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from offload.ir.ops import MATH_FUNCTIONS
+
+
+@dataclass(frozen=True)
+class Intrinsic:
+    """An allowed callable: ``kind`` says how it is lowered, ``name`` which one."""
+
+    kind: str
+    """``builtin`` (min, max, abs, int, float, bool, round, len, range), ``math``
+    (math.* -> weak f64 result, Python semantics), ``ufunc`` (np.* -> keeps the strong float
+    type), ``dtype`` (np.float32(x) and friends: a strong cast)."""
+    name: str
+    """Builtin name, MATH_FUNCTIONS name, or dtype name (``float32``)."""
+    arity: tuple[int, int] = (1, 1)
+    """Allowed (min, max) number of positional arguments."""
+
+
+INTRINSICS: dict[int, Intrinsic] = {}
+"""id(python object) -> Intrinsic (ids of module-level singletons are stable)."""
+_KEEP: list[Any] = []  # keeps the keyed objects alive so that their ids stay theirs
+
+
+def _add(obj: Any, intrinsic: Intrinsic) -> None:
+    INTRINSICS[id(obj)] = intrinsic
+    _KEEP.append(obj)
+
+
+for _name, _arity in {
+    "min": (2, 8),
+    "max": (2, 8),
+    "abs": (1, 1),
+    "int": (1, 1),
+    "float": (1, 1),
+    "bool": (1, 1),
+    "round": (1, 1),
+    "len": (1, 1),
+    "range": (1, 3),
+    "divmod": (2, 2),
+    "pow": (2, 2),
+}.items():
+    _add(getattr(builtins, _name), Intrinsic("builtin", _name, _arity))
+
+# math.<name> -> IR math function (same name unless noted)
+_MATH = {n: n for n in MATH_FUNCTIONS if hasattr(math, n) and n != "rint"}
+for _n in ("floor", "ceil", "trunc"):
+    _MATH.pop(_n, None)  # math.floor/ceil/trunc return Python ints: lowered as builtins
+for _n, _ir in _MATH.items():
+    _add(getattr(math, _n), Intrinsic("math", _ir, (MATH_FUNCTIONS[_ir],) * 2))
+_add(math.floor, Intrinsic("builtin", "math.floor"))
+_add(math.ceil, Intrinsic("builtin", "math.ceil"))
+_add(math.trunc, Intrinsic("builtin", "math.trunc"))
+_add(math.pow, Intrinsic("math", "pow", (2, 2)))
+
+# numpy ufuncs -> IR math function
+_UFUNCS = {
+    "sqrt": "sqrt", "exp": "exp", "exp2": "exp2", "expm1": "expm1", "log": "log",
+    "log2": "log2", "log10": "log10", "log1p": "log1p", "sin": "sin", "cos": "cos",
+    "tan": "tan", "arcsin": "asin", "arccos": "acos", "arctan": "atan", "sinh": "sinh",
+    "cosh": "cosh", "tanh": "tanh", "arcsinh": "asinh", "arccosh": "acosh",
+    "arctanh": "atanh", "fabs": "fabs", "floor": "floor", "ceil": "ceil", "trunc": "trunc",
+    "rint": "rint", "isnan": "isnan", "isinf": "isinf", "isfinite": "isfinite",
+    "arctan2": "atan2", "hypot": "hypot", "copysign": "copysign", "fmod": "fmod",
+}  # fmt: skip
+for _n, _ir in _UFUNCS.items():
+    _add(getattr(np, _n), Intrinsic("ufunc", _ir, (MATH_FUNCTIONS[_ir],) * 2))
+for _n in ("abs", "absolute", "minimum", "maximum", "where", "power", "floor_divide",
+           "remainder", "mod", "negative", "square", "sign"):  # fmt: skip
+    _add(getattr(np, _n), Intrinsic("ufunc", _n, (3, 3) if _n == "where" else (1, 2)))
+
+# numpy scalar types used as conversions: np.float32(x)
+for _n in ("bool_", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32",
+           "uint64", "float32", "float64"):  # fmt: skip
+    _add(getattr(np, _n), Intrinsic("dtype", np.dtype(getattr(np, _n)).name))
+
+
+MODULE_CONSTANTS: dict[tuple[int, str], float] = {
+    (id(math), "pi"): math.pi,
+    (id(math), "e"): math.e,
+    (id(math), "tau"): math.tau,
+    (id(math), "inf"): math.inf,
+    (id(math), "nan"): math.nan,
+    (id(np), "pi"): float(np.pi),
+    (id(np), "e"): float(np.e),
+    (id(np), "inf"): float(np.inf),
+    (id(np), "nan"): float(np.nan),
+}
+"""(id(module), attribute) -> value of module constants folded at compile time (weak f64)."""
+
+
+def lookup_intrinsic(obj: Any) -> Intrinsic | None:
+    """The intrinsic ``obj`` is, or ``None``."""
+    return INTRINSICS.get(id(obj))
