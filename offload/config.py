@@ -1,0 +1,119 @@
+"""``ol.config``: the one place that reads ``OFFLOAD_*`` environment variables.
+
+Every field can be set from the environment at import time or assigned at run time::
+
+    import offload as ol
+    ol.config.bounds_check = True
+
+| variable                 | field            | default                       |
+|--------------------------|------------------|-------------------------------|
+| OFFLOAD_CACHE_DIR        | cache_dir        | ~/.cache/offload              |
+| OFFLOAD_MEMORY           | memory           | unified (or device)           |
+| OFFLOAD_BOUNDS_CHECK     | bounds_check     | 0                             |
+| OFFLOAD_FASTMATH         | fastmath         | 0                             |
+| OFFLOAD_PIPELINE         | pipeline         | (the default pipeline)        |
+| OFFLOAD_DISABLE_PASSES   | disabled_passes  | (none) e.g. "select,divmod"   |
+| OFFLOAD_VERIFY           | verify           | 0 (verify IR after each pass) |
+| OFFLOAD_DUMP             | dump             | (none) e.g. "ir,source,ptx"   |
+| OFFLOAD_DEBUG            | debug            | 0 (re-raise internal errors)  |
+| OFFLOAD_GPU_SIMULATOR    | gpu_simulator    | value of NUMBA_ENABLE_CUDASIM |
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+from typing import Any
+
+from offload.options import CompileOptions
+
+_TRUE = {"1", "true", "yes", "on"}
+
+
+def _flag(env: Mapping[str, str], name: str, default: bool = False) -> bool:
+    value = env.get(name)
+    return default if value is None else value.strip().lower() in _TRUE
+
+
+def _names(env: Mapping[str, str], name: str) -> frozenset[str]:
+    return frozenset(p.strip() for p in env.get(name, "").split(",") if p.strip())
+
+
+@dataclass
+class Config:
+    """Run-time configuration of offload (see the module docstring for the variables)."""
+
+    cache_dir: Path = field(default_factory=lambda: Path.home() / ".cache" / "offload")
+    """Where compiled GPU kernels are cached on disk."""
+    memory: str = "unified"
+    """GPU memory mode: ``unified`` (NumPy results over managed memory) or ``device``."""
+    bounds_check: bool = False
+    """Check captured-array reads; an out-of-bounds read raises ``IndexError``."""
+    fastmath: bool = False
+    """Allow value-changing float rewrites (reassociation, ``x*0 -> 0``)."""
+    pipeline: str | None = None
+    """Optimiser pipeline text; ``None`` for the default."""
+    disabled_passes: frozenset[str] = frozenset()
+    """Passes switched off (benchmarks' ablations)."""
+    verify: bool = False
+    """Verify the IR after every pass (slower; on in the test suite)."""
+    dump: frozenset[str] = frozenset()
+    """What to print while compiling: ``ir``, ``source``, ``ptx``."""
+    debug: bool = False
+    """Re-raise internal errors with their compiler frames instead of a clean message."""
+    gpu_simulator: bool = False
+    """Run ``compute_g`` under numba's CUDA simulator."""
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None) -> Config:
+        e = os.environ if env is None else env
+        memory = e.get("OFFLOAD_MEMORY", "unified").strip().lower()
+        if memory not in ("unified", "device"):
+            raise ValueError(f"OFFLOAD_MEMORY must be 'unified' or 'device', got {memory!r}")
+        cache = e.get("OFFLOAD_CACHE_DIR")
+        return cls(
+            cache_dir=Path(cache) if cache else Path.home() / ".cache" / "offload",
+            memory=memory,
+            bounds_check=_flag(e, "OFFLOAD_BOUNDS_CHECK"),
+            fastmath=_flag(e, "OFFLOAD_FASTMATH"),
+            pipeline=e.get("OFFLOAD_PIPELINE") or None,
+            disabled_passes=_names(e, "OFFLOAD_DISABLE_PASSES"),
+            verify=_flag(e, "OFFLOAD_VERIFY"),
+            dump=_names(e, "OFFLOAD_DUMP"),
+            debug=_flag(e, "OFFLOAD_DEBUG"),
+            gpu_simulator=_flag(e, "OFFLOAD_GPU_SIMULATOR", _flag(e, "NUMBA_ENABLE_CUDASIM")),
+        )
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name == "memory" and value not in ("unified", "device"):
+            raise ValueError(f"config.memory must be 'unified' or 'device', got {value!r}")
+        if name in ("disabled_passes", "dump") and not isinstance(value, frozenset):
+            value = frozenset(value)
+        if name == "cache_dir":
+            value = Path(value)
+        object.__setattr__(self, name, value)
+        object.__setattr__(self, "_options", None)
+
+    def compile_options(self) -> CompileOptions:
+        """The ``CompileOptions`` these settings give (cached until a field changes)."""
+        cached: CompileOptions | None = self.__dict__.get("_options")
+        if cached is None:
+            cached = CompileOptions(
+                pipeline=self.pipeline,
+                disabled_passes=self.disabled_passes,
+                bounds_check=self.bounds_check,
+                fastmath=self.fastmath,
+                verify=self.verify,
+            )
+            object.__setattr__(self, "_options", cached)
+        return cached
+
+    def __repr__(self) -> str:
+        items = ", ".join(f"{f.name}={getattr(self, f.name)!r}" for f in fields(self))
+        return f"Config({items})"
+
+
+config = Config.from_env()
+"""The process-wide configuration (``ol.config``)."""
