@@ -1,0 +1,123 @@
+"""The public API: ``compute_s``, ``compute_p``, ``compute_g``, ``explain``, ``use``."""
+
+from __future__ import annotations
+
+import functools
+import operator
+from collections.abc import Callable
+from typing import Any
+
+from offload import driver
+from offload.backend import Backend
+from offload.config import config
+from offload.diagnostics import CompileError, OffloadError
+
+Shape = int | tuple[int, ...]
+
+
+def _normalise_shape(shape: Any) -> tuple[int, ...]:
+    items = shape if isinstance(shape, tuple | list) else (shape,)
+    dims: list[int] = []
+    for n in items:
+        if isinstance(n, bool):
+            raise TypeError(f"shape entries must be ints, got {n!r} in {shape!r}")
+        try:
+            d = operator.index(n)
+        except TypeError:
+            raise TypeError(f"shape must be an int or a tuple of ints, got {shape!r}") from None
+        if d < 0:
+            raise ValueError(f"shape entries must be >= 0, got {shape!r}")
+        dims.append(d)
+    return tuple(dims)
+
+
+def _split_target(shape_or_delayed: Any, fn: Any) -> tuple[tuple[int, ...], Any]:
+    from offload.delayed import Delayed
+
+    if isinstance(shape_or_delayed, Delayed):
+        if fn is not None:
+            raise TypeError("compute_*(delayed) takes no element function")
+        return tuple(shape_or_delayed.shape), shape_or_delayed
+    if fn is None:
+        raise TypeError("compute_*(shape, fn): the element function is missing")
+    if not callable(fn):
+        raise TypeError(f"the element function must be callable, got {type(fn).__name__}")
+    return _normalise_shape(shape_or_delayed), fn
+
+
+@functools.cache
+def _backend(name: str) -> Backend:
+    if name == "cpu-seq":
+        from offload.cpu.backend import CPUBackend
+
+        return CPUBackend(parallel=False)
+    if name == "cpu-par":
+        from offload.cpu.backend import CPUBackend
+
+        return CPUBackend(parallel=True)
+    from offload.ptx.backend import GPUBackend
+
+    simulator = name == "gpu-sim"
+    return GPUBackend(mode=config.memory, cache_dir=config.cache_dir, simulator=simulator)
+
+
+def _gpu_backend() -> Backend:
+    return _backend("gpu-sim" if config.gpu_simulator else f"gpu-{config.memory}")
+
+
+def _compute(
+    backend: Callable[[], Backend], shape_or_delayed: Any, fn: Any, dtype: Any, out: Any
+) -> Any:
+    shape, target = _split_target(shape_or_delayed, fn)
+    try:
+        return driver.run(backend(), target, shape, dtype=dtype, out=out)
+    except OffloadError as err:
+        if config.debug:
+            raise
+        raise err.with_traceback(None) from None
+    except (TypeError, ValueError, MemoryError, IndexError):
+        raise
+    except Exception as err:  # an offload bug: report it cleanly, keep the details in debug
+        if config.debug:
+            raise
+        raise CompileError(
+            f"internal error in offload while compiling or running "
+            f"{getattr(target, '__qualname__', type(target).__name__)}: "
+            f"{type(err).__name__}: {err}\nhint: this is a bug in offload; set "
+            f"OFFLOAD_DEBUG=1 (ol.config.debug = True) for the full traceback and report it"
+        ) from None
+
+
+def compute_s(shape: Any, fn: Any = None, *, dtype: Any = None, out: Any = None) -> Any:
+    """Compute ``fn`` at every index of ``shape`` on one CPU thread.
+
+    ``compute_s(shape, fn)``: ``shape`` is an int or a tuple of ints; ``fn`` takes one int
+    per dimension and returns a scalar (an array of that dtype comes back) or a tuple of
+    scalars (a tuple of arrays comes back: struct of arrays). ``compute_s(delayed)``
+    computes a delayed array (``ol.map``, ``ol.from_function``...) in one loop nest.
+
+    ``dtype=`` overrides the inferred result dtype (NumPy 2 promotion rules: a Python
+    float times a float32 array element stays float32). ``out=`` writes into an existing
+    array (or tuple of arrays) and returns it.
+
+    Raises an ``OffloadError`` with the file, line and column of every construct the
+    language does not accept (recursion, allocation, writes to captured arrays, ...).
+    """
+    return _compute(lambda: _backend("cpu-seq"), shape, fn, dtype, out)
+
+
+def compute_p(shape: Any, fn: Any = None, *, dtype: Any = None, out: Any = None) -> Any:
+    """Like ``compute_s`` but on all CPU cores (parallel over the outermost dimension)."""
+    return _compute(lambda: _backend("cpu-par"), shape, fn, dtype, out)
+
+
+def compute_g(shape: Any, fn: Any = None, *, dtype: Any = None, out: Any = None) -> Any:
+    """Like ``compute_s`` but on the GPU; the same values as ``compute_s``.
+
+    In the default ``unified`` memory mode (``ol.config.memory``) the result is a NumPy
+    array over CUDA managed memory that the next ``compute_g`` reads without a copy; in
+    ``device`` mode it is a device array (CuPy, with ``__cuda_array_interface__`` and
+    DLPack). Raises ``GPUUnavailable`` where there is no GPU (use ``compute_p``, or set
+    ``NUMBA_ENABLE_CUDASIM=1`` for numba's simulator).
+    """
+    return _compute(_gpu_backend, shape, fn, dtype, out)

@@ -1,0 +1,164 @@
+"""Compile-and-run: the dispatch table between the public API and the backends.
+
+Cold path: source -> restriction checks -> lowering -> result casts -> optimiser ->
+backend compile. Warm path (every later call with the same code and capture types): fetch
+the captured values, compute their type key, look the kernel up, allocate, launch — no
+parsing, no hashing of source or IR.
+"""
+
+from __future__ import annotations
+
+import types
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from offload.analysis.check import check_function
+from offload.backend import Backend, Kernel
+from offload.config import config
+from offload.diagnostics import DiagnosticSink, TypeMismatch
+from offload.frontend.lower import Lowered, capture_type_key, fetch_captures, lower
+from offload.frontend.source import get_source
+from offload.ir.core import Function
+from offload.ir.resultcast import cast_results
+from offload.ir.types import ScalarType, scalar_of_dtype
+from offload.opt.manager import run_pipeline
+from offload.options import CompileOptions
+
+
+@dataclass
+class Compiled:
+    """One specialisation: optimised IR and its kernel for one backend."""
+
+    ir: Function
+    kernel: Kernel
+    dtypes: tuple[np.dtype[Any], ...]
+
+
+@dataclass
+class Entry:
+    """Everything known about one element function (or delayed-array structure)."""
+
+    lowered: Lowered
+    """The first lowering: gives the capture paths, which depend only on the code."""
+    compiled: dict[tuple[Any, ...], Compiled] = field(default_factory=dict)
+
+
+_TABLE: dict[tuple[str, Any], Entry] = {}
+
+
+def _table_key(target: Any) -> Any:
+    if isinstance(target, types.FunctionType):
+        # Keyed on the code object: a lambda re-created in a loop is the same kernel, and
+        # its captures are re-read on every call (capture paths are by closure slot/name).
+        return (target.__code__, id(target.__globals__))
+    from offload.frontend.lower import delayed_key
+
+    return delayed_key(target)
+
+
+def check_and_lower(target: Any, rank: int) -> Lowered:
+    """Restriction checks then lowering; every violation is reported together."""
+    if isinstance(target, types.FunctionType):
+        src = get_source(target)
+        nparams = len(src.param_names())
+        if nparams != rank:
+            raise TypeMismatch.at(
+                f"element function '{src.name}' takes {nparams} index argument(s) but the "
+                f"shape has rank {rank}",
+                src.smap.def_span(src.node),
+                hint="an element function takes one int per dimension of the result",
+            )
+        sink = DiagnosticSink()
+        for diag in check_function(src):
+            sink.add(diag)
+        sink.raise_if_any()
+    return lower(target, rank)
+
+
+def specialise(
+    lowered: Lowered, dtypes: Sequence[np.dtype[Any]] | None, options: CompileOptions
+) -> Function:
+    """Result casts (``dtype=``/``out=``) then the optimiser pipeline."""
+    fn = lowered.ir
+    if dtypes is not None:
+        targets: list[ScalarType] = []
+        for dt in dtypes:
+            st = scalar_of_dtype(dt)
+            if st is None:
+                raise TypeError(f"unsupported result dtype {dt}")
+            targets.append(st)
+        fn = cast_results(fn, targets)
+    return run_pipeline(fn, options)
+
+
+def run(
+    backend: Backend,
+    target: Any,
+    shape: tuple[int, ...],
+    dtype: Any = None,
+    out: Any = None,
+) -> Any:
+    """Compute ``target`` over ``shape`` on ``backend``; returns an array or tuple of arrays."""
+    options = config.compile_options()
+    tkey = (backend.name, _table_key(target))
+    entry = _TABLE.get(tkey)
+    if entry is None:
+        entry = Entry(check_and_lower(target, len(shape)))
+        _TABLE[tkey] = entry
+    values = fetch_captures(target, entry.lowered)
+    want = _wanted_dtypes(dtype, out, len(entry.lowered.ir.result_types))
+    ckey = (capture_type_key(values), options, want)
+    compiled = entry.compiled.get(ckey)
+    if compiled is None:
+        lowered = entry.lowered
+        if entry.compiled:
+            # Capture types changed since the first lowering: lower again for these types.
+            lowered = check_and_lower(target, len(shape))
+        ir = specialise(lowered, want, options)
+        kernel = backend.compile(ir, options)
+        dtypes = tuple(t.dtype for t in ir.result_types)
+        compiled = Compiled(ir, kernel, dtypes)
+        entry.compiled[ckey] = compiled
+    outs = _outputs(backend, shape, compiled.dtypes, out)
+    if all(n > 0 for n in shape):
+        compiled.kernel.launch(shape, outs, backend.prepare_captures(values))
+    if out is not None:
+        return out
+    return outs[0] if len(outs) == 1 else tuple(outs)
+
+
+def _wanted_dtypes(dtype: Any, out: Any, nresults: int) -> tuple[np.dtype[Any], ...] | None:
+    if out is not None:
+        outs = out if isinstance(out, tuple) else (out,)
+        if len(outs) != nresults:
+            raise ValueError(f"out= has {len(outs)} array(s) but the function returns {nresults}")
+        return tuple(np.dtype(o.dtype) for o in outs)
+    if dtype is None:
+        return None
+    dts = dtype if isinstance(dtype, tuple | list) else (dtype,) * nresults
+    if len(dts) != nresults:
+        raise ValueError(f"dtype= names {len(dts)} dtype(s) but the function returns {nresults}")
+    return tuple(np.dtype(d) for d in dts)
+
+
+def _outputs(
+    backend: Backend, shape: tuple[int, ...], dtypes: Sequence[np.dtype[Any]], out: Any
+) -> list[Any]:
+    if out is None:
+        return backend.allocate(shape, dtypes)
+    outs = list(out) if isinstance(out, tuple) else [out]
+    for o in outs:
+        if tuple(o.shape) != shape:
+            raise ValueError(f"out= has shape {tuple(o.shape)}, expected {shape}")
+    return outs
+
+
+def clear_dispatch_table() -> None:
+    """Forget every compiled kernel of this process (tests use it)."""
+    _TABLE.clear()
+
+
+Trace = Callable[[str, Function], None]
