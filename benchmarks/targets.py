@@ -1,0 +1,80 @@
+"""The three ``compute_*`` targets as the runner sees them (offload imported lazily)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class Target:
+    """A ``compute`` callable plus how to make inputs resident for it."""
+
+    key: str
+    """``s``, ``p`` or ``g``."""
+    label: str
+    on_gpu: bool
+
+    def compute(self) -> Callable[..., Any]:
+        if self.key == "py":
+            from benchmarks.suite.common import python_compute
+
+            return python_compute
+        import offload as ol
+
+        return getattr(ol, {"s": "compute_s", "p": "compute_p", "g": "compute_g"}[self.key])  # type: ignore[no-any-return]
+
+    def available(self) -> str | None:
+        """``None`` if usable, else why not."""
+        if self.key == "py":
+            return None
+        try:
+            import offload as ol
+        except ImportError as err:
+            return f"offload does not import: {err}"
+        name = {"s": "compute_s", "p": "compute_p", "g": "compute_g"}[self.key]
+        if not hasattr(ol, name):
+            return f"offload.{name} does not exist yet"
+        if self.on_gpu:
+            try:
+                import cupy
+
+                cupy.cuda.runtime.getDeviceCount()
+            except Exception as err:
+                return f"no GPU: {type(err).__name__}: {err}"
+        return None
+
+    def resident(self, inputs: dict[str, Any]) -> dict[str, Any]:
+        """Inputs as the timed region should see them: on the GPU, arrays are made
+        device-resident (``ol.use`` freezes a host array so its device copy is cached, or
+        a CuPy array in ``device`` memory mode), so that kernel time excludes copies."""
+        if not self.on_gpu:
+            return dict(inputs)
+        import offload as ol
+
+        use = getattr(ol, "use", None)
+        out: dict[str, Any] = {}
+        for k, value in inputs.items():
+            out[k] = value
+            if not (isinstance(value, np.ndarray) and value.ndim > 0):
+                continue
+            if use is not None:
+                frozen = value.copy()
+                marked = use(frozen)
+                out[k] = marked if marked is not None else frozen
+            else:
+                import cupy
+
+                out[k] = cupy.asarray(value)
+        return out
+
+
+TARGETS = {
+    "s": Target("s", "compute_s", on_gpu=False),
+    "p": Target("p", "compute_p", on_gpu=False),
+    "g": Target("g", "compute_g", on_gpu=True),
+    "py": Target("py", "cpython", on_gpu=False),
+}

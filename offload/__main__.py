@@ -1,0 +1,56 @@
+"""``python -m offload``: bench, explain, cache info|clear."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+
+def _cache(args: argparse.Namespace) -> int:
+    from offload.config import config
+    from offload.ptx.cache import cache_clear, cache_info
+
+    if args.action == "info":
+        print(cache_info(config.cache_dir))
+    else:
+        print(cache_clear(config.cache_dir))
+    return 0
+
+
+def _explain(args: argparse.Namespace) -> int:
+    """``python -m offload explain module:function 100,200 --target cpu``."""
+    from offload.explain import explain
+
+    module_name, _, attr = args.function.partition(":")
+    sys.path.insert(0, ".")
+    fn = getattr(importlib.import_module(module_name), attr)
+    shape = tuple(int(n) for n in args.shape.split(",") if n)
+    explain(fn, shape, target=args.target)
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of ``python -m offload`` and the ``offload`` script."""
+    argv = sys.argv[1:] if argv is None else argv
+    if argv and argv[0] == "bench":
+        from benchmarks.runner import main as bench_main
+
+        return bench_main(argv[1:])
+    parser = argparse.ArgumentParser(prog="python -m offload")
+    sub = parser.add_subparsers(dest="command", required=True)
+    sub.add_parser("bench", help="run the benchmark suite (see benchmarks/README.md)")
+    ex = sub.add_parser("explain", help="print IR, passes and kernel source of a function")
+    ex.add_argument("function", help="module:function")
+    ex.add_argument("shape", help="comma-separated extents, e.g. 100,200")
+    ex.add_argument("--target", default="cpu", choices=["cpu", "gpu"])
+    cache = sub.add_parser("cache", help="inspect or clear the on-disk kernel cache")
+    cache.add_argument("action", choices=["info", "clear"])
+    args = parser.parse_args(argv)
+    if args.command == "cache":
+        return _cache(args)
+    return _explain(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

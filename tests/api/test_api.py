@@ -1,0 +1,149 @@
+"""The public API end to end on the CPU backends: shapes, dtypes, out=, caching, errors."""
+
+from __future__ import annotations
+
+import traceback
+
+import numpy as np
+import pytest
+
+import offload as ol
+from offload import driver
+
+pytestmark = pytest.mark.cpu
+
+COMPUTES = [ol.compute_s, ol.compute_p]
+
+a = np.arange(12, dtype=np.float32).reshape(3, 4)
+scale = 2
+weights = np.linspace(0.0, 1.0, 7)
+
+
+def square_plus(i, j):
+    x = a[i, j]
+    return x * x if x > 5 else -x
+
+
+@pytest.mark.parametrize("compute", COMPUTES)
+def test_compute_matches_python_and_keeps_float32(compute):
+    got = compute(a.shape, square_plus)
+    want = np.array(
+        [[square_plus(i, j) for j in range(4)] for i in range(3)], dtype=np.float32
+    )
+    assert got.dtype == np.float32
+    np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("compute", COMPUTES)
+def test_int_shape_and_lambda(compute):
+    got = compute(5, lambda i: i * 3 - 1)
+    np.testing.assert_array_equal(got, np.arange(5) * 3 - 1)
+    assert got.dtype == np.int64
+
+
+@pytest.mark.parametrize("compute", COMPUTES)
+def test_rank_zero_and_empty_shapes(compute):
+    assert compute((), lambda: 7.5).shape == ()
+    assert float(compute((), lambda: 7.5)) == 7.5
+    empty = compute((0, 3), lambda i, j: i + j)
+    assert empty.shape == (0, 3)
+
+
+@pytest.mark.parametrize("compute", COMPUTES)
+def test_tuple_result_gives_struct_of_arrays(compute):
+    re, im = compute(4, lambda i: (i * 1.5, i - 2))
+    np.testing.assert_array_equal(re, np.arange(4) * 1.5)
+    np.testing.assert_array_equal(im, np.arange(4) - 2)
+    assert re.dtype == np.float64 and im.dtype == np.int64
+
+
+@pytest.mark.parametrize("compute", COMPUTES)
+def test_dtype_override_and_out(compute):
+    got = compute(4, lambda i: i * 0.5, dtype=np.float32)
+    assert got.dtype == np.float32
+    out = np.full(4, -1.0)
+    res = compute(4, lambda i: i * 0.25, out=out)
+    assert res is out
+    np.testing.assert_array_equal(out, np.arange(4) * 0.25)
+
+
+def scaled(i):
+    return i * scale
+
+
+@pytest.mark.parametrize("compute", COMPUTES)
+def test_changed_captured_scalar_is_never_stale(compute):
+    global scale
+    try:
+        scale = 2
+        np.testing.assert_array_equal(compute(3, scaled), [0, 2, 4])
+        scale = 5
+        np.testing.assert_array_equal(compute(3, scaled), [0, 5, 10])
+        scale = 0.5  # a type change recompiles
+        np.testing.assert_array_equal(compute(3, scaled), [0.0, 0.5, 1.0])
+    finally:
+        scale = 2
+
+
+@pytest.mark.parametrize("compute", COMPUTES)
+def test_changed_captured_array_is_never_stale(compute):
+    def weighted(i):
+        return weights[i] * 2
+
+    global weights
+    saved = weights
+    try:
+        np.testing.assert_allclose(compute(7, weighted), saved * 2)
+        weights = np.arange(7.0)
+        np.testing.assert_allclose(compute(7, weighted), np.arange(7.0) * 2)
+    finally:
+        weights = saved
+
+
+def test_warm_call_does_not_lower_again(monkeypatch):
+    def cube(i):
+        return i * i * i
+
+    ol.compute_s(4, cube)
+    calls = []
+    real = driver.check_and_lower
+    monkeypatch.setattr(driver, "check_and_lower", lambda *a: calls.append(a) or real(*a))
+    for _ in range(3):
+        np.testing.assert_array_equal(ol.compute_s(4, cube), np.arange(4) ** 3)
+    assert calls == []
+
+
+def test_bad_shapes_and_arguments_raise_clear_python_errors():
+    with pytest.raises(ValueError, match=">= 0"):
+        ol.compute_s((-1,), lambda i: i)
+    with pytest.raises(TypeError, match="shape"):
+        ol.compute_s((2.5,), lambda i: i)
+    with pytest.raises(TypeError, match="callable"):
+        ol.compute_s((2,), 3)
+    with pytest.raises(ValueError, match="out="):
+        ol.compute_s(3, lambda i: i, out=np.zeros(4, dtype=np.int64))
+
+
+def test_rank_mismatch_is_a_located_error():
+    def two(i, j):
+        return i + j
+
+    with pytest.raises(ol.OffloadError) as info:
+        ol.compute_s((3,), two)
+    assert "takes 2 index argument(s) but the shape has rank 1" in str(info.value)
+    assert "test_api.py" in str(info.value)
+
+
+def fib(n):
+    return n if n < 2 else fib(n - 1) + fib(n - 2)
+
+
+def test_user_errors_show_no_offload_frames():
+    with pytest.raises(ol.OffloadError) as info:
+        ol.compute_s(4, lambda i: fib(i))
+    message = str(info.value)
+    assert "test_api.py" in message
+    assert "offload/" not in message and "numba" not in message.lower()
+    frames = traceback.extract_tb(info.value.__traceback__)
+    internal = [f for f in frames if "/offload/" in f.filename]
+    assert {f.name for f in internal} <= {"compute_s", "_compute"}, internal
