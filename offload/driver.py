@@ -63,6 +63,10 @@ def check_and_lower(target: Any, rank: int) -> Lowered:
     """Restriction checks then lowering; every violation is reported together."""
     if isinstance(target, types.FunctionType):
         src = get_source(target)
+        sink = DiagnosticSink()
+        for diag in check_function(src):
+            sink.add(diag)
+        sink.raise_if_any()
         nparams = len(src.param_names())
         if nparams != rank:
             raise TypeMismatch.at(
@@ -71,10 +75,6 @@ def check_and_lower(target: Any, rank: int) -> Lowered:
                 src.smap.def_span(src.node),
                 hint="an element function takes one int per dimension of the result",
             )
-        sink = DiagnosticSink()
-        for diag in check_function(src):
-            sink.add(diag)
-        sink.raise_if_any()
     return lower(target, rank)
 
 

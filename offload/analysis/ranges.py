@@ -1,0 +1,292 @@
+"""Integer range facts over the IR: a sound interval for every integer and bool value.
+
+An abstract interpretation over the CFG with widening. Facts used:
+
+* index parameters and ``SHAPE`` results are in ``[0, 2**62)`` (a ``Function`` carries no
+  shape, so nothing tighter is known about them); other parameters span their type;
+* constants; the transfer function of each op (``ADD``, ``MUL``, ``FLOORDIV``, casts ...),
+  giving the whole type's range whenever the op could wrap;
+* block arguments join the values passed along their incoming edges (loop induction
+  variables of ``for range`` loops converge; unbounded ones are widened to the type);
+* a comparison a branch tests narrows its operands on each edge, and in every block that
+  edge dominates (``if i > 0:`` makes ``i >= 1`` in the then-block and below).
+
+Bools are ranges within ``[0, 1]``. Non-integer values have no range (``None``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from offload.ir.cfg import immediate_dominators, predecessors, reverse_postorder
+from offload.ir.core import Block, Branch, Function, Jump, Op, Value
+from offload.ir.ops import Opcode
+from offload.ir.types import ScalarType
+
+INDEX_LIMIT = 2**62
+"""Exclusive upper bound assumed for index parameters and array extents."""
+
+
+@dataclass(frozen=True)
+class Range:
+    """The closed interval ``[lo, hi]`` of mathematical integers."""
+
+    lo: int
+    hi: int
+
+    def union(self, other: Range) -> Range:
+        return Range(min(self.lo, other.lo), max(self.hi, other.hi))
+
+    def intersect(self, other: Range) -> Range | None:
+        lo, hi = max(self.lo, other.lo), min(self.hi, other.hi)
+        return Range(lo, hi) if lo <= hi else None
+
+    @property
+    def const(self) -> int | None:
+        return self.lo if self.lo == self.hi else None
+
+    def __str__(self) -> str:
+        return f"[{self.lo}, {self.hi}]"
+
+
+def type_range(t: ScalarType) -> Range:
+    """Every value of the integer (or bool) type ``t``."""
+    if t.is_bool:
+        return Range(0, 1)
+    if t.is_signed:
+        return Range(-(1 << (t.bits - 1)), (1 << (t.bits - 1)) - 1)
+    return Range(0, (1 << t.bits) - 1)
+
+
+def _ranged(v: Value) -> bool:
+    return isinstance(v.type, ScalarType) and (v.type.is_int or v.type.is_bool)
+
+
+Env = dict[Value, Range]
+
+
+class RangeFacts:
+    """Ranges of the integer and bool values of one function (computed on construction)."""
+
+    def __init__(self, fn: Function, max_rounds: int = 40) -> None:
+        self.fn = fn
+        self.values: Env = {}
+        self.block_facts: dict[Block, Env] = {}
+        self._rpo = reverse_postorder(fn)
+        self._idom = immediate_dominators(fn)
+        self._preds = predecessors(fn)
+        self._defs = {op.result: op for op in fn.ops()}
+        for k, p in enumerate(fn.params):
+            if _ranged(p):
+                assert isinstance(p.type, ScalarType)
+                self.values[p] = Range(0, INDEX_LIMIT - 1) if k < fn.n_index else type_range(p.type)
+        changes: dict[Value, int] = {}
+        for _ in range(max_rounds):
+            if not self._round(changes):
+                return
+        # No fixpoint in time (should not happen with widening): forget everything learnt.
+        self.values = {v: type_range(v.type) for v in self.values if isinstance(v.type, ScalarType)}
+        self.block_facts = {}
+
+    # -- queries -----------------------------------------------------------------------
+
+    def range_of(self, value: Value, at: Block | None = None) -> Range | None:
+        """The range of ``value`` where ``at`` executes (anywhere it is defined if ``None``)."""
+        if not _ranged(value):
+            return None
+        if at is not None:
+            r = self.block_facts.get(at, {}).get(value)
+            if r is not None:
+                return r
+        r = self.values.get(value)
+        if r is None:
+            assert isinstance(value.type, ScalarType)
+            return type_range(value.type)
+        return r
+
+    # -- the fixpoint ------------------------------------------------------------------
+
+    def _lookup(self, env: Env, v: Value) -> Range | None:
+        if not _ranged(v):
+            return None
+        return env.get(v) or self.values.get(v)
+
+    def _round(self, changes: dict[Value, int]) -> bool:
+        changed = False
+        for block in self._rpo:
+            parent = self._idom.get(block)
+            env: Env = dict(self.block_facts.get(parent, {})) if parent is not None else {}
+            edges = [p for p in self._preds[block] if p in self._idom]
+            if len(edges) == 1:
+                narrowed = self._edge_facts(edges[0], block)
+                if narrowed is not None:
+                    env.update(narrowed)
+            if env != self.block_facts.get(block):
+                self.block_facts[block] = env
+                changed = True
+            if block is not self.fn.entry:
+                changed |= self._join_args(block, edges, changes)
+            for op in block.ops:
+                if not _ranged(op.result):
+                    continue
+                r = self._transfer(op, env)
+                if r is not None and r != self.values.get(op.result):
+                    self.values[op.result] = r
+                    changed = True
+        return changed
+
+    def _join_args(self, block: Block, preds: list[Block], changes: dict[Value, int]) -> bool:
+        incoming: list[tuple[list[Value], Env]] = []
+        for pred in dict.fromkeys(preds):
+            base = self.block_facts.get(pred, {})
+            t = pred.terminator
+            pairs: list[tuple[list[Value], bool | None]] = []
+            if isinstance(t, Jump) and t.target is block:
+                pairs.append((t.args, None))
+            elif isinstance(t, Branch):
+                if t.then_target is block:
+                    pairs.append((t.then_args, True))
+                if t.else_target is block:
+                    pairs.append((t.else_args, False))
+            for args, taken in pairs:
+                env = dict(base)
+                if taken is not None and t is not None and isinstance(t, Branch):
+                    narrowed = self._narrow(t.cond, taken, base, 0)
+                    if narrowed is None:
+                        continue  # an edge the facts prove is never taken
+                    env.update(narrowed)
+                incoming.append((args, env))
+        changed = False
+        for k, arg in enumerate(block.args):
+            if not _ranged(arg):
+                continue
+            joined: Range | None = None
+            for args, env in incoming:
+                r = self._lookup(env, args[k])
+                if r is not None:
+                    joined = r if joined is None else joined.union(r)
+            old = self.values.get(arg)
+            if joined is None or joined == old:
+                continue
+            if old is not None:
+                joined = joined.union(old)
+                changes[arg] = changes.get(arg, 0) + 1
+                if changes[arg] > 3:
+                    # Widen: a bound still moving after a few rounds goes to the type's.
+                    assert isinstance(arg.type, ScalarType)
+                    full = type_range(arg.type)
+                    joined = Range(
+                        full.lo if joined.lo < old.lo else joined.lo,
+                        full.hi if joined.hi > old.hi else joined.hi,
+                    )
+            self.values[arg] = joined
+            changed = True
+        return changed
+
+    def _edge_facts(self, pred: Block, block: Block) -> Env | None:
+        t = pred.terminator
+        if not isinstance(t, Branch) or t.then_target is t.else_target:
+            return None
+        return self._narrow(t.cond, t.then_target is block, self.block_facts.get(pred, {}), 0)
+
+    def _narrow(self, cond: Value, taken: bool, env: Env, depth: int) -> Env | None:
+        """Facts that hold when ``cond == taken``; ``None`` if that cannot happen."""
+        out: Env = {cond: Range(int(taken), int(taken))}
+        op = self._defs.get(cond)
+        if op is None or depth > 4:
+            return out
+        if op.opcode is Opcode.NOT:
+            sub = self._narrow(op.operands[0], not taken, env, depth + 1)
+            return None if sub is None else {**sub, **out}
+        if (op.opcode is Opcode.AND and taken) or (op.opcode is Opcode.OR and not taken):
+            merged: Env = dict(out)
+            for operand in op.operands:
+                sub = self._narrow(operand, taken, {**env, **merged}, depth + 1)
+                if sub is None:
+                    return None
+                merged.update(sub)
+            return merged
+        rel = _RELATIONS.get(op.opcode)
+        if rel is None or not all(_ranged(x) for x in op.operands):
+            return out
+        x, y = op.operands
+        rx, ry = self._lookup(env, x), self._lookup(env, y)
+        if rx is None or ry is None:
+            return out
+        nx, ny = rel(rx, ry, taken)
+        if nx is None or ny is None:
+            return None
+        out[x], out[y] = nx, ny
+        return out
+
+    def _transfer(self, op: Op, env: Env) -> Range | None:
+        from offload.analysis.range_transfer import transfer
+
+        operands: list[Range | None] = []
+        for v in op.operands:
+            r = self._lookup(env, v) if _ranged(v) else None
+            if r is None and _ranged(v):
+                return None  # not computed yet (a later block): wait for the next round
+            operands.append(r)
+        assert isinstance(op.result.type, ScalarType)
+        return transfer(op, operands, op.result.type)
+
+
+def _rel_lt(a: Range, b: Range, taken: bool) -> tuple[Range | None, Range | None]:
+    if not taken:  # a >= b
+        return _rel_le(b, a, True)[::-1]
+    return a.intersect(Range(a.lo, b.hi - 1)), b.intersect(Range(a.lo + 1, b.hi))
+
+
+def _rel_le(a: Range, b: Range, taken: bool) -> tuple[Range | None, Range | None]:
+    if not taken:  # a > b
+        return _rel_lt(b, a, True)[::-1]
+    return a.intersect(Range(a.lo, b.hi)), b.intersect(Range(a.lo, b.hi))
+
+
+def _rel_gt(a: Range, b: Range, taken: bool) -> tuple[Range | None, Range | None]:
+    r = _rel_lt(b, a, taken)
+    return r[1], r[0]
+
+
+def _rel_ge(a: Range, b: Range, taken: bool) -> tuple[Range | None, Range | None]:
+    r = _rel_le(b, a, taken)
+    return r[1], r[0]
+
+
+def _rel_eq(a: Range, b: Range, taken: bool) -> tuple[Range | None, Range | None]:
+    if taken:
+        both = a.intersect(b)
+        return both, both
+    return _exclude(a, b), _exclude(b, a)
+
+
+def _rel_ne(a: Range, b: Range, taken: bool) -> tuple[Range | None, Range | None]:
+    return _rel_eq(a, b, not taken)
+
+
+def _exclude(a: Range, b: Range) -> Range | None:
+    """``a`` without the single point ``b`` where that shrinks an interval end."""
+    point = b.const
+    if point is None:
+        return a
+    if a.lo == point:
+        return a.intersect(Range(point + 1, a.hi))
+    if a.hi == point:
+        return a.intersect(Range(a.lo, point - 1))
+    return a
+
+
+_RELATIONS = {
+    Opcode.LT: _rel_lt,
+    Opcode.LE: _rel_le,
+    Opcode.GT: _rel_gt,
+    Opcode.GE: _rel_ge,
+    Opcode.EQ: _rel_eq,
+    Opcode.NE: _rel_ne,
+}
+
+
+def analyze_ranges(fn: Function) -> RangeFacts:
+    """The range facts of ``fn``."""
+    return RangeFacts(fn)

@@ -1,0 +1,61 @@
+"""No writes to captured state: element functions are pure (index in, value out).
+
+Stores into subscripts and attributes, and ``global``/``nonlocal`` declarations, are
+reported as ``WriteNotAllowed``. Assigning to a plain name is fine: it binds a local.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from offload.analysis.walk import FunctionContext
+from offload.diagnostics import Diagnostic, WriteNotAllowed
+
+RULE = WriteNotAllowed.rule
+_PURE_HINT = "element functions are pure: return the value; compute_* stores it in the result"
+
+
+def check_writes(ctx: FunctionContext) -> list[Diagnostic]:
+    """``WriteNotAllowed`` for every store that does not bind a local name."""
+    src = ctx.src
+    out: list[Diagnostic] = []
+    for node in ctx.nodes:
+        if isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Store):
+            base = _root_name(node.value)
+            what = f"'{base}'" if base is not None else "an array"
+            out.append(
+                Diagnostic(
+                    f"writing to {what} is not allowed in element functions",
+                    src.span(node),
+                    RULE,
+                    _PURE_HINT + " (captured arrays are read-only inputs)",
+                )
+            )
+        elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store):
+            out.append(
+                Diagnostic(
+                    f"assigning to attribute '{node.attr}' is not allowed in element functions",
+                    src.span(node),
+                    RULE,
+                    _PURE_HINT,
+                )
+            )
+        elif isinstance(node, ast.Global | ast.Nonlocal):
+            keyword = "global" if isinstance(node, ast.Global) else "nonlocal"
+            names = ", ".join(node.names)
+            out.append(
+                Diagnostic(
+                    f"'{keyword} {names}' is not allowed: element functions cannot change "
+                    "variables outside themselves",
+                    src.span(node),
+                    RULE,
+                    _PURE_HINT + "; use a local variable",
+                )
+            )
+    return out
+
+
+def _root_name(node: ast.expr) -> str | None:
+    while isinstance(node, ast.Subscript | ast.Attribute):
+        node = node.value
+    return node.id if isinstance(node, ast.Name) else None
