@@ -1,0 +1,288 @@
+"""Lowering state shared by the expression, call and statement lowerers.
+
+``LowererBase`` holds the builder, the per-function context (source, environment, pending
+returns, loops), the capture registry, and the one piece of CFG machinery everything uses:
+``merge_edges`` joins several incoming (block, environment) edges into one block whose
+arguments carry every scalar that differs between the edges, with NEP 50 joined types.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+
+from offload.diagnostics import OffloadError, Span, TypeMismatch, UnsupportedSyntax
+from offload.frontend.promote import TypeKey, describe_key, join
+from offload.frontend.source import FunctionSource
+from offload.frontend.values import (
+    UNBOUND,
+    Scalar,
+    Step,
+    TupleVal,
+    Unbound,
+    Val,
+    describe,
+    flatten,
+    rebuild,
+    structure,
+)
+from offload.ir.builder import Builder
+from offload.ir.core import Block, Value
+from offload.ir.ops import Opcode
+from offload.ir.types import ScalarType
+
+Env = dict[str, Val | Unbound]
+Edge = tuple[Block, Env]
+RESULT = "<result>"
+"""Environment key under which value merges (returns, ``and``/``or``, ``x if c else y``)
+carry their value."""
+
+
+@dataclass
+class LoopContext:
+    """Edges leaving a loop body early."""
+
+    breaks: list[Edge] = field(default_factory=list[Edge])
+    continues: list[Edge] = field(default_factory=list[Edge])
+
+
+@dataclass
+class FunctionContext:
+    """One function being lowered: the root or an inlined helper."""
+
+    src: FunctionSource
+    base_path: tuple[Step, ...]
+    """Path from the lowering root to this function object (capture paths start here)."""
+    locals: frozenset[str]
+    """Names local to the function (never resolved as globals)."""
+    env: Env = field(default_factory=dict[str, "Val | Unbound"])
+    returns: list[Edge] = field(default_factory=list[Edge])
+    loops: list[LoopContext] = field(default_factory=list[LoopContext])
+    resolved: dict[str, Val] = field(default_factory=dict[str, Val])
+    """Memo of names resolved outside the function (globals, closure cells)."""
+
+
+class LowererBase:
+    """State and helpers; ``Lowerer`` (lower.py) combines it with the node handlers."""
+
+    def __init__(self, builder: Builder) -> None:
+        self.b = builder
+        self.ctx: FunctionContext
+        self.live = True
+        """False after return/break/continue: following statements are unreachable."""
+        self.capture_values: dict[tuple[object, ...], Val] = {}
+        self.capture_paths: list[tuple[Step, ...]] = []
+        self.inline_stack: list[object] = []
+
+    # -- to be provided by the node handlers -------------------------------------------
+
+    def expr(self, node: ast.expr) -> Val:
+        raise NotImplementedError
+
+    def stmts(self, body: list[ast.stmt]) -> None:
+        raise NotImplementedError
+
+    def save_context(self) -> FunctionContext | None:
+        """The current function context (``None`` at the root of a delayed array)."""
+        ctx: FunctionContext | None = getattr(self, "ctx", None)
+        return ctx
+
+    def restore_context(self, ctx: FunctionContext | None) -> None:
+        if ctx is None:
+            if hasattr(self, "ctx"):
+                del self.ctx
+        else:
+            self.ctx = ctx
+
+    # -- locations and errors ----------------------------------------------------------
+
+    def span(self, node: ast.AST | None) -> Span | None:
+        ctx: FunctionContext | None = getattr(self, "ctx", None)
+        if node is None or ctx is None:
+            return None
+        return ctx.src.span(node)
+
+    def at(self, node: ast.AST | None) -> None:
+        """Attach ``node``'s span to the ops built from now on."""
+        span = self.span(node)
+        if span is not None:
+            self.b.span = span
+
+    def error(
+        self, cls: type[OffloadError], message: str, node: ast.AST | None, hint: str = ""
+    ) -> OffloadError:
+        return cls.at(message, self.span(node), hint=hint)
+
+    def unsupported(self, node: ast.AST, what: str = "", hint: str = "") -> OffloadError:
+        what = what or f"'{type(node).__name__}' syntax"
+        return self.error(
+            UnsupportedSyntax, f"{what} is not supported in element functions", node, hint
+        )
+
+    # -- scalars -----------------------------------------------------------------------
+
+    def scalar(
+        self, val: Val | Unbound, node: ast.AST | None, what: str = "this operand"
+    ) -> Scalar:
+        if isinstance(val, Scalar):
+            return val
+        raise self.error(
+            TypeMismatch, f"{what} must be a number or bool, not a {describe(val)}", node
+        )
+
+    def const(self, value: bool | int | float, key: TypeKey) -> Scalar:
+        t, weak = key
+        v = self.b.const(value, t)
+        return Scalar(v, weak, const=value, nonneg=not t.is_float and value >= 0)
+
+    def convert(self, s: Scalar, t: ScalarType, weak: bool | None = None) -> Scalar:
+        """``s`` as type ``t`` (a CAST unless it already is); a constant is re-materialised."""
+        w = s.weak if weak is None else weak
+        if s.type == t:
+            return s if w == s.weak else Scalar(s.value, w, s.const, s.nonneg)
+        if s.const is not None and not (t.is_int and isinstance(s.const, float)):
+            c = bool(s.const) if t.is_bool else s.const
+            if t.is_float:
+                c = float(c)
+            elif t.is_int:
+                c = int(c)
+            if not t.is_int or -(2 ** (t.bits - 1)) <= int(c) < 2**t.bits:
+                return self.const(c, (t, w))
+        keep_nonneg = s.nonneg and t.is_int and t.bits >= s.type.bits
+        return Scalar(self.b.cast(s.value, t), w, None, keep_nonneg)
+
+    def truth(self, val: Val, node: ast.AST | None) -> Scalar:
+        """Python truthiness as a bool scalar (weakness kept)."""
+        s = self.scalar(val, node, "a condition")
+        if s.type.is_bool:
+            return s
+        self.at(node)
+        zero = self.b.const(0, s.type)
+        c = None if s.const is None else bool(s.const)
+        return Scalar(self.b.binary(Opcode.NE, s.value, zero), s.weak, c)
+
+    # -- control flow ------------------------------------------------------------------
+
+    def dead(self) -> None:
+        self.live = False
+
+    def position(self, block: Block) -> None:
+        self.b.position_at_end(block)
+        self.live = True
+
+    def merge_edges(self, edges: list[Edge], hint: str) -> Env:
+        """Join ``edges`` into one block (block arguments for differing scalars) and
+        continue there; returns the merged environment. No edges: the code is dead."""
+        if not edges:
+            self.dead()
+            return {}
+        if len(edges) == 1:
+            self.position(edges[0][0])
+            return dict(edges[0][1])
+        names = sorted({n for _, env in edges for n in env}, key=_name_order)
+        out: Env = {}
+        columns: list[tuple[TypeKey, list[Scalar], str]] = []
+        pending: dict[str, tuple[object, list[Scalar | int]]] = {}
+        for name in names:
+            vals = [env.get(name, UNBOUND) for _, env in edges]
+            unbound = next((v for v in vals if isinstance(v, Unbound)), None)
+            if unbound is not None:
+                out[name] = unbound
+                continue
+            first = vals[0]
+            if all(v is first for v in vals):
+                out[name] = first
+                continue
+            merged = self._merge_column(name, vals, columns)  # type: ignore[arg-type]
+            if isinstance(merged, Unbound):
+                out[name] = merged
+            else:
+                pending[name] = merged
+        block = self.b.new_block([key[0] for key, _, _ in columns], hint=hint)
+        for arg, (_, _, h) in zip(block.args, columns, strict=True):
+            arg.hint = h if h != RESULT else None
+        saved_span = self.b.span
+        for e, (blk, _) in enumerate(edges):
+            self.b.position_at_end(blk)
+            args = [self.convert(col[e], key[0]).value for key, col, _ in columns]
+            self.b.jump(block, args)
+        self.b.span = saved_span
+        self.position(block)
+        for name, (shape, leaves) in pending.items():
+            scalars: list[Scalar] = []
+            for leaf in leaves:
+                if isinstance(leaf, int):
+                    key, col, _ = columns[leaf]
+                    nonneg = all(c.nonneg for c in col)
+                    scalars.append(Scalar(block.args[leaf], key[1], None, nonneg))
+                else:
+                    scalars.append(leaf)
+            out[name] = rebuild(shape, scalars)
+        return out
+
+    def _merge_column(
+        self,
+        name: str,
+        vals: list[Val],
+        columns: list[tuple[TypeKey, list[Scalar], str]],
+    ) -> tuple[object, list[Scalar | int]] | Unbound:
+        shapes = {structure(v) for v in vals}
+        flats = [flatten(v) for v in vals]
+        if len(shapes) != 1 or any(f is None for f in flats):
+            kinds = sorted({_kind(v) for v in vals})
+            return Unbound(f"it holds different kinds of values on different paths ({kinds})")
+        leaves: list[Scalar | int] = []
+        for k in range(len(flats[0] or [])):
+            col = [f[k] for f in flats if f is not None]
+            if all(c is col[0] for c in col):
+                leaves.append(col[0])
+                continue
+            key = join(*((c.type, c.weak) for c in col))
+            if key is None:
+                types = ", ".join(sorted({describe_key((c.type, c.weak)) for c in col}))
+                return Unbound(f"its types on different paths do not combine ({types})")
+            leaves.append(len(columns))
+            columns.append((key, col, name))
+        return shapes.pop(), leaves
+
+    def merge_values(self, edges: list[tuple[Block, Val]], node: ast.AST, hint: str) -> Val:
+        """Join one value per edge (e.g. the arms of ``x if c else y``)."""
+        env = self.merge_edges([(blk, {RESULT: v}) for blk, v in edges], hint)
+        val = env.get(RESULT, UNBOUND)
+        if isinstance(val, Unbound):
+            raise self.error(TypeMismatch, f"the alternatives do not agree: {val.reason}", node)
+        return val
+
+    def inline_returns(self, returns: list[Edge], node: ast.AST, what: str) -> Val:
+        """Merge a function's pending returns into its result value."""
+        env = self.merge_edges(returns, "ret")
+        val = env.get(RESULT, UNBOUND)
+        if isinstance(val, Unbound):
+            raise self.error(
+                TypeMismatch,
+                f"{what} returns values that do not agree: {val.reason}",
+                node,
+                hint="return the same kind of value (one number, or tuples of one size) "
+                "on every path",
+            )
+        return val
+
+    def branch_on(self, cond: Scalar, then_hint: str, else_hint: str) -> tuple[Block, Block]:
+        """Terminate the current block with a two-way branch to two new blocks."""
+        t = self.b.new_block(hint=then_hint)
+        e = self.b.new_block(hint=else_hint)
+        self.b.branch(cond.value, t, e)
+        return t, e
+
+
+def _kind(v: Val) -> str:
+    return "tuple" if isinstance(v, TupleVal) else type(v).__name__.lower()
+
+
+def _name_order(name: str) -> tuple[int, str]:
+    return (1 if name == RESULT else 0, name)
+
+
+def make_index_scalar(value: Value) -> Scalar:
+    """An index parameter: a weak Python int known to be non-negative."""
+    return Scalar(value, True, None, True)

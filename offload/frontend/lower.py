@@ -1,0 +1,170 @@
+"""The frontend's entry points: element function (or delayed array) -> typed SSA IR.
+
+::
+
+    lowered = lower(fn, rank)                    # Lowered(ir, captures), or OffloadError
+    values = fetch_captures(fn, lowered)         # current captured values, every call
+    key = capture_type_key(values)               # what the compiled kernel depends on
+
+The IR's parameters are the ``rank`` index parameters, then one parameter per capture
+(``lowered.captures[k]`` re-reads the value of ``ir.captures[k]`` at call time).
+"""
+
+from __future__ import annotations
+
+import ast
+import types
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from offload.diagnostics import CompileError, OffloadError, TypeMismatch, UnsupportedSyntax
+from offload.frontend.base import RESULT, FunctionContext, make_index_scalar
+from offload.frontend.captures import CapturePath, capture_type_key
+from offload.frontend.delayed_lower import (
+    DelayedLowerer,
+    delayed_key,
+    is_delayed,
+    lower_delayed_root,
+)
+from offload.frontend.source import get_source
+from offload.frontend.values import Val, describe, flatten
+from offload.ir.builder import Builder
+from offload.ir.core import Branch, Function, Jump, Return
+from offload.ir.ops import Opcode
+
+__all__ = [
+    "CapturePath",
+    "Lowered",
+    "capture_type_key",
+    "delayed_key",
+    "fetch_captures",
+    "lower",
+]
+
+
+@dataclass(frozen=True)
+class Lowered:
+    """The frontend's output for one element function (or delayed array)."""
+
+    ir: Function
+    """Typed SSA IR; ``ir.captures[k]`` corresponds to ``captures[k]``."""
+    captures: tuple[CapturePath, ...]
+    """How to re-read each captured value from the lowering target at call time."""
+
+
+class Lowerer(DelayedLowerer):
+    """All node handlers together (expressions, calls, statements, delayed arrays)."""
+
+
+def lower(target: Callable[..., Any] | object, rank: int) -> Lowered:
+    """Lower an element function of ``rank`` index arguments (or a delayed array) to IR.
+
+    Raises an ``OffloadError`` (with a source span) for anything outside the language."""
+    try:
+        if is_delayed(target):
+            builder, paths = lower_delayed_root(target, rank, Lowerer)
+        else:
+            builder, paths = _lower_function(target, rank)
+    except OffloadError:
+        raise
+    except RecursionError:
+        raise OffloadError("the element function is nested too deeply to compile") from None
+    except Exception as exc:  # a bug in offload: report it as one, never a raw traceback
+        name = getattr(target, "__qualname__", type(target).__name__)
+        raise CompileError(
+            f"internal error in offload's frontend while lowering '{name}': "
+            f"{type(exc).__name__}: {exc}"
+        ) from exc
+    return Lowered(builder.function, tuple(CapturePath(p) for p in paths))
+
+
+def fetch_captures(target: object, lowered: Lowered) -> list[object]:
+    """The current values of ``lowered``'s captures, read from ``target`` (every call)."""
+    return [path.fetch(target) for path in lowered.captures]
+
+
+def _lower_function(fn: object, rank: int) -> tuple[Builder, list[Any]]:
+    if not isinstance(fn, types.FunctionType):
+        get_source(fn)  # type: ignore[arg-type]  # raises SourceUnavailable with a hint
+        raise AssertionError("unreachable")
+    src = get_source(fn)
+    node = src.node
+    args = node.args
+    if args.vararg or args.kwarg or args.kwonlyargs:
+        raise UnsupportedSyntax.at(
+            "an element function takes one int per dimension: no *args, **kwargs or "
+            "keyword-only arguments",
+            src.smap.def_span(node),
+        )
+    params = src.param_names()
+    if len(params) != rank:
+        raise TypeMismatch.at(
+            f"'{src.name}' takes {len(params)} index argument{'s' if len(params) != 1 else ''}"
+            f" but the shape has {rank} dimension{'s' if rank != 1 else ''}",
+            src.smap.def_span(node),
+            hint="an element function takes one int per dimension of the result",
+        )
+    name = "lambda" if isinstance(node, ast.Lambda) else fn.__name__
+    builder = Builder(name, rank, span=src.smap.def_span(node), index_hints=params)
+    low = Lowerer(builder)
+    code = fn.__code__
+    low.ctx = FunctionContext(
+        src,
+        (),
+        frozenset(code.co_varnames) | frozenset(code.co_cellvars),
+        env={p: make_index_scalar(v) for p, v in zip(params, builder.function.params, strict=True)},
+    )
+    low.inline_stack.append(code)
+    if isinstance(node, ast.Lambda):
+        value = low.expr(node.body)
+        low.ctx.returns.append((builder.block, {RESULT: value}))
+        low.dead()
+    else:
+        low.stmts(node.body)
+        if low.live:
+            raise TypeMismatch.at(
+                f"'{src.name}' can reach its end without returning a value",
+                src.smap.def_span(node),
+                hint="return a number (or a tuple of numbers) on every path",
+            )
+    result = low.inline_returns(low.ctx.returns, node, f"'{src.name}'")
+    finish(low, result, node)
+    return builder, low.capture_paths
+
+
+def finish(low: DelayedLowerer, result: Val, node: ast.AST | None) -> None:
+    """Return ``result`` (flattened) from the function being built."""
+    leaves = flatten(result)
+    if not leaves:
+        what = describe(result)
+        raise TypeMismatch.at(
+            f"an element function must return numbers, not a {what}",
+            None if node is None else low.span(node),
+            hint="return a number, a bool, or a non-empty tuple of them",
+        )
+    if node is not None:
+        low.at(node)
+    low.b.function.result_types = [s.type for s in leaves]
+    low.b.ret([s.value for s in leaves])
+    _drop_unused_constants(low.b.function)
+
+
+def _drop_unused_constants(fn: Function) -> None:
+    """Remove constants nobody uses: typing re-materialises a weak literal in the type it
+    meets (``x * 2.0`` on float32 makes a float32 ``2.0``), leaving the original behind."""
+    used: set[int] = set()
+    for block in fn.blocks:
+        for op in block.ops:
+            used.update(id(v) for v in op.operands)
+        t = block.terminator
+        if isinstance(t, Jump):
+            used.update(id(v) for v in t.args)
+        elif isinstance(t, Branch):
+            used.update(id(v) for v in (t.cond, *t.then_args, *t.else_args))
+        elif isinstance(t, Return):
+            used.update(id(v) for v in t.values)
+    for block in fn.blocks:
+        block.ops = [
+            op for op in block.ops if op.opcode is not Opcode.CONST or id(op.result) in used
+        ]

@@ -1,0 +1,149 @@
+"""What an expression means while it is lowered: the frontend's compile-time values.
+
+A Python expression inside an element function denotes one of:
+
+* ``Scalar``: an IR value plus its NEP 50 *weakness* (a Python int/float/bool is weak, a
+  NumPy scalar strong) and a few static facts (a known constant, known non-negative);
+* ``TupleVal``: a fixed-size tuple, never an IR value (tuples are flattened);
+* ``ArrayRef``: a captured array (an IR parameter of array type);
+* ``PyObj``: a Python object resolved at compile time (a module, a helper function, an
+  intrinsic), with the path that re-reads it at call time when it has one;
+* ``Getter``: the element getter a ``traverse`` function receives.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from offload.ir.core import Value
+from offload.ir.types import ArrayType, ScalarType
+
+Step = tuple[str, object]
+"""One step of a capture path: ``("closure", k)``, ``("global", name)``, ``("attr", name)``
+or ``("const", obj)``."""
+
+
+@dataclass(frozen=True, eq=False)
+class Scalar:
+    """A scalar IR value with its NEP 50 weakness and static facts."""
+
+    value: Value
+    weak: bool
+    """True for Python int/float/bool (they adapt to the other operand's type)."""
+    const: bool | int | float | None = None
+    """The compile-time value when the scalar is a literal (for folding tests and steps)."""
+    nonneg: bool = False
+    """Trivially known to be >= 0 (index parameters, shapes, non-negative constants)."""
+
+    @property
+    def type(self) -> ScalarType:
+        t = self.value.type
+        assert isinstance(t, ScalarType)
+        return t
+
+
+@dataclass(frozen=True, eq=False)
+class TupleVal:
+    """A fixed-size tuple of values (flattened into scalars wherever it crosses blocks)."""
+
+    items: tuple[Val, ...]
+
+
+@dataclass(frozen=True, eq=False)
+class ArrayRef:
+    """A captured, read-only array."""
+
+    value: Value
+    name: str
+
+    @property
+    def type(self) -> ArrayType:
+        t = self.value.type
+        assert isinstance(t, ArrayType)
+        return t
+
+
+@dataclass(frozen=True, eq=False)
+class PyObj:
+    """A Python object known at compile time (module, helper, intrinsic, ...)."""
+
+    obj: Any
+    path: tuple[Step, ...] | None
+    """How to reach ``obj`` from the lowering root at call time (``None``: not needed)."""
+    name: str
+    """Source-level spelling, for messages."""
+
+
+@dataclass(frozen=True, eq=False)
+class Getter:
+    """The element getter of a delayed array (``get(i, j)`` in ``traverse``)."""
+
+    source: object
+    """The delayed array (or NumPy array) it reads."""
+    path: tuple[Step, ...]
+    """Path from the lowering root to ``source``."""
+
+
+@dataclass(frozen=True)
+class Unbound:
+    """A local name that is not bound (to one kind of value) on every path reaching here."""
+
+    reason: str = "it is not assigned on every path that reaches this use"
+
+
+UNBOUND = Unbound()
+
+Val = Scalar | TupleVal | ArrayRef | PyObj | Getter
+
+
+def flatten(val: Val) -> list[Scalar] | None:
+    """The scalar leaves of a scalar or (nested) tuple; ``None`` if it holds anything else."""
+    if isinstance(val, Scalar):
+        return [val]
+    if isinstance(val, TupleVal):
+        out: list[Scalar] = []
+        for item in val.items:
+            leaves = flatten(item)
+            if leaves is None:
+                return None
+            out.extend(leaves)
+        return out
+    return None
+
+
+def structure(val: Val) -> object:
+    """A hashable shape of a scalar/tuple value: ``"s"`` or a tuple of shapes."""
+    if isinstance(val, TupleVal):
+        return tuple(structure(item) for item in val.items)
+    return "s"
+
+
+def rebuild(shape: object, leaves: list[Scalar]) -> Val:
+    """Inverse of ``flatten`` given ``structure``: consumes ``leaves`` from the front."""
+    if shape == "s":
+        return leaves.pop(0)
+    assert isinstance(shape, tuple)
+    return TupleVal(tuple(rebuild(s, leaves) for s in shape))
+
+
+def describe(val: Val | Unbound) -> str:
+    """A short user-facing description of a value's kind (for messages)."""
+    if isinstance(val, Scalar):
+        return f"{'Python ' if val.weak else ''}{_py_name(val)}"
+    if isinstance(val, TupleVal):
+        return f"tuple of {len(val.items)}"
+    if isinstance(val, ArrayRef):
+        return f"array of {val.type.elem} with {val.type.ndim} dimensions"
+    if isinstance(val, PyObj):
+        return f"Python object {val.name!r}"
+    if isinstance(val, Getter):
+        return "element getter"
+    return "unbound name"
+
+
+def _py_name(val: Scalar) -> str:
+    t = val.type
+    if not val.weak:
+        return str(t.dtype)
+    return "bool" if t.is_bool else "int" if t.is_int else "float"

@@ -1,0 +1,1 @@
+"""Shared corpora of element functions (valid programs; see ``valid.py``)."""

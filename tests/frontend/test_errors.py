@@ -1,0 +1,213 @@
+"""The frontend's own errors: the right class, at the right place, with a hint."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import pytest
+
+from offload.diagnostics import (
+    OffloadError,
+    RecursionNotAllowed,
+    TypeMismatch,
+    UnresolvedCall,
+    UnsupportedSyntax,
+    WriteNotAllowed,
+)
+from offload.frontend.lower import lower
+
+pytestmark = pytest.mark.unit
+
+A = np.zeros((3, 4))
+FILE = __file__
+
+
+def float_index(i: int) -> Any:
+    return A[i * 0.5, 0]
+
+
+def wrong_index_count(i: int) -> Any:
+    return A[i]
+
+
+def unbound_name(i: int) -> Any:
+    return i + not_defined_anywhere  # type: ignore[name-defined]  # noqa: F821
+
+
+def wrong_unpack(i: int) -> Any:
+    a, b, c = i, i
+    return a + b + c
+
+
+def _two_args(x: Any, y: Any) -> Any:
+    return x + y
+
+
+def helper_arg_count(i: int) -> Any:
+    return _two_args(i)
+
+
+def tuple_vs_scalar(i: int) -> Any:
+    if i > 0:
+        return i, i
+    return i
+
+
+def writes_array(i: int) -> Any:
+    A[i, 0] = 1.0
+    return 0
+
+
+def uses_with(i: int) -> Any:
+    with open(FILE):
+        return i
+
+
+def _fact(n: Any) -> Any:
+    return 1 if n <= 1 else n * _fact(n - 1)
+
+
+def recursive(i: int) -> Any:
+    return _fact(i)
+
+
+def _bad_helper(x: Any) -> Any:
+    return A[x]
+
+
+def error_inside_helper(i: int) -> Any:
+    return _bad_helper(i)
+
+
+def calls_print(i: int) -> Any:
+    print(i)
+    return i
+
+
+def maybe_unbound(i: int) -> Any:
+    if i > 0:
+        y = 1
+    return y
+
+
+def no_return(i: int) -> Any:
+    x = i + 1  # noqa: F841
+
+
+def bool_subtract(i: int) -> Any:
+    return np.bool_(i) - np.bool_(i)
+
+
+def slicing(i: int) -> Any:
+    return A[i, 1:2]
+
+
+CASES: list[tuple[Callable[..., Any], type[OffloadError], str, str]] = [
+    (float_index, TypeMismatch, "i * 0.5", "array indices must be integers"),
+    (wrong_index_count, TypeMismatch, "A[i]", "has 2 dimensions but 1 index"),
+    (unbound_name, UnresolvedCall, "not_defined_anywhere", "is not defined"),
+    (wrong_unpack, TypeMismatch, "a, b, c", "cannot unpack a tuple of 2 into 3"),
+    (helper_arg_count, TypeMismatch, "_two_args(i)", "is missing the argument 'y'"),
+    (tuple_vs_scalar, TypeMismatch, "def tuple_vs_scalar", "do not agree"),
+    (writes_array, WriteNotAllowed, "A[i, 0]", "cannot write to arrays"),
+    (uses_with, UnsupportedSyntax, "with open(FILE):", "'With' syntax is not supported"),
+    (recursive, RecursionNotAllowed, "_fact(n - 1)", "recursion is not allowed"),
+    (error_inside_helper, TypeMismatch, "A[x]", "has 2 dimensions"),
+    (calls_print, UnresolvedCall, "print", "cannot call 'print'"),
+    (maybe_unbound, TypeMismatch, "y", "not assigned on every path"),
+    (no_return, TypeMismatch, "def no_return", "without returning a value"),
+    (bool_subtract, TypeMismatch, "np.bool_(i) - np.bool_(i)", "unsupported operand types"),
+    (slicing, UnsupportedSyntax, "1:2", "slicing is not supported"),
+]
+
+
+@pytest.mark.parametrize(
+    ("fn", "cls", "snippet", "message"), CASES, ids=[c[0].__name__ for c in CASES]
+)
+def test_error_has_class_message_and_span_of_the_offending_node(
+    fn: Callable[..., Any], cls: type[OffloadError], snippet: str, message: str
+) -> None:
+    with pytest.raises(cls) as info:
+        lower(fn, 1)
+    diag = info.value.diagnostics[0]
+    assert message in diag.message
+    assert diag.span is not None and diag.span.file == FILE
+    assert diag.rule == cls.rule
+    line = diag.span.text
+    assert line[diag.span.col :].startswith(snippet)
+
+
+def test_error_inside_helper_has_a_note_at_the_call_site() -> None:
+    with pytest.raises(TypeMismatch) as info:
+        lower(error_inside_helper, 1)
+    (note,) = info.value.diagnostics[0].notes
+    assert note.span is not None
+    assert note.span.text[note.span.col :].startswith("_bad_helper(i)")
+    assert "_bad_helper" in note.message
+
+
+def test_rendered_error_shows_file_line_column_and_caret() -> None:
+    with pytest.raises(TypeMismatch) as info:
+        lower(float_index, 1)
+    text = str(info.value)
+    span = info.value.diagnostics[0].span
+    assert span is not None
+    assert f"{FILE}:{span.line}:{span.col + 1}: error:" in text
+    assert "        return A[i * 0.5, 0]\n                 ^^^^^^^\n" in text
+    assert "hint: convert with int(...)" in text
+
+
+def test_wrong_rank_is_reported_at_the_definition() -> None:
+    with pytest.raises(TypeMismatch, match="takes 1 index argument but the shape has 2"):
+        lower(float_index, 2)
+
+
+def test_missing_return_value_hint_mentions_every_path() -> None:
+    with pytest.raises(TypeMismatch) as info:
+        lower(no_return, 1)
+    assert "every path" in info.value.diagnostics[0].hint
+
+
+def test_builtin_object_is_not_an_element_function() -> None:
+    with pytest.raises(OffloadError, match="plain Python function"):
+        lower(len, 1)
+
+
+def test_range_step_zero_is_rejected() -> None:
+    def zero_step(i: int) -> Any:
+        s = 0
+        for k in range(0, 4, 0):
+            s += k
+        return s
+
+    with pytest.raises(TypeMismatch, match="step must not be zero"):
+        lower(zero_step, 1)
+
+
+def test_variable_changing_kind_in_loop_is_rejected() -> None:
+    def kind_change(i: int) -> Any:
+        x = 0
+        for _ in range(i):
+            x = (x, x)
+        return 0
+
+    with pytest.raises(TypeMismatch, match="changes its kind"):
+        lower(kind_change, 1)
+
+
+B = np.ones(3)
+
+
+def test_rebinding_an_array_inside_a_loop_is_rejected() -> None:
+    def rebinds(i: int) -> Any:
+        arr = A
+        s = 0.0
+        for _ in range(i):
+            s += arr[0, 0]
+            arr = B
+        return s
+
+    with pytest.raises(TypeMismatch, match="rebound inside this loop"):
+        lower(rebinds, 1)
