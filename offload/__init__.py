@@ -1,17 +1,63 @@
-"""offload: compile plain Python element functions for CPU cores and the GPU."""
+"""offload: compile plain Python element functions for CPU cores and the GPU.
 
+``compute_s(shape, fn)`` (one thread), ``compute_p`` (all cores), ``compute_g`` (GPU);
+Repa-style delayed arrays (``from_function``, ``map``, ``zip_with``, ``backpermute``,
+``traverse``, ``reshape``) that every ``compute_*`` fuses into one kernel; ``ol.config``
+for settings; ``ol.explain`` for the IR, passes and generated kernels.
+"""
+
+from typing import Any
+
+from offload.api import compute_g, compute_p, compute_s
+from offload.config import config
+from offload.delayed import Delayed, backpermute, from_function, map, reshape, traverse, zip_with
 from offload.diagnostics import (
     AllocationNotAllowed,
+    CompileError,
+    GPUUnavailable,
+    KernelFault,
     OffloadError,
     RecursionNotAllowed,
+    SourceUnavailable,
     TypeMismatch,
+    UnresolvedCall,
     UnsupportedSyntax,
+    WriteNotAllowed,
 )
+from offload.explain import explain
+
+
+def use(array: Any) -> Any:
+    """Freeze a host array for ``compute_g``: it is made read-only and its device copy is
+    cached, so later calls do not copy it again. Returns the array."""
+    from offload.runtime.memory import use as _use
+
+    return _use(array)
+
 
 __all__ = [
     "AllocationNotAllowed",
+    "CompileError",
+    "Delayed",
+    "GPUUnavailable",
+    "KernelFault",
     "OffloadError",
     "RecursionNotAllowed",
+    "SourceUnavailable",
     "TypeMismatch",
+    "UnresolvedCall",
     "UnsupportedSyntax",
+    "WriteNotAllowed",
+    "backpermute",
+    "compute_g",
+    "compute_p",
+    "compute_s",
+    "config",
+    "explain",
+    "from_function",
+    "map",
+    "reshape",
+    "traverse",
+    "use",
+    "zip_with",
 ]

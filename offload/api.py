@@ -48,13 +48,13 @@ def _split_target(shape_or_delayed: Any, fn: Any) -> tuple[tuple[int, ...], Any]
 @functools.cache
 def _backend(name: str) -> Backend:
     if name == "cpu-seq":
-        from offload.cpu.backend import CPUBackend
+        from offload.cpu.backend import CPU_SEQ
 
-        return CPUBackend(parallel=False)
+        return CPU_SEQ
     if name == "cpu-par":
-        from offload.cpu.backend import CPUBackend
+        from offload.cpu.backend import CPU_PAR
 
-        return CPUBackend(parallel=True)
+        return CPU_PAR
     from offload.ptx.backend import GPUBackend
 
     simulator = name == "gpu-sim"

@@ -35,9 +35,9 @@ def explain(
 
     ir = run_pipeline(lowered.ir, options, trace)
     if target == "cpu":
-        from offload.cpu.backend import CPUBackend
+        from offload.cpu.backend import CPU_PAR
 
-        parts.extend(["== CPU kernel source", CPUBackend(parallel=True).source(ir, options)])
+        parts.extend(["== CPU kernel source", CPU_PAR.source(ir, options)])
     else:
         from offload.ptx.inspect import describe
 
