@@ -37,7 +37,7 @@ def format_constant(value: Any) -> str:
     return str(value)
 
 
-class _Namer:
+class Namer:
     def __init__(self, fn: Function) -> None:
         self.values: dict[Value, str] = {}
         self.blocks: dict[Block, str] = {}
@@ -67,7 +67,7 @@ class _Namer:
         return f"{name}({self.vs(args)})" if args else name
 
 
-def print_op(op: Op, names: _Namer, with_locs: bool = False) -> str:
+def print_op(op: Op, names: Namer, with_locs: bool = False) -> str:
     res = names.v(op.result)
     if op.opcode is Opcode.CONST:
         body = f"const {format_constant(op.attrs['value'])}"
@@ -92,14 +92,15 @@ def _attr(value: Any) -> str:
 
 def print_function(fn: Function, with_locs: bool = False) -> str:
     """The canonical text of ``fn`` (``with_locs`` adds ``# file:line:col`` comments)."""
-    names = _Namer(fn)
+    names = Namer(fn)
     params: list[str] = []
     for k, v in enumerate(fn.params):
         if k < fn.n_index:
             params.append(f"index {names.v(v)}: {v.type}")
         else:
             cap = fn.captures[k - fn.n_index]
-            params.append(f'capture "{cap.name}" {names.v(v)}: {v.type}')
+            name = cap.name.replace("\\", "\\\\").replace('"', '\\"')
+            params.append(f'capture "{name}" {names.v(v)}: {v.type}')
     results = ", ".join(str(t) for t in fn.result_types)
     lines = [f"func @{fn.name}({', '.join(params)}) -> ({results}) {{"]
     for k, block in enumerate(fn.blocks):
@@ -115,7 +116,7 @@ def print_function(fn: Function, with_locs: bool = False) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _print_terminator(block: Block, names: _Namer) -> str:
+def _print_terminator(block: Block, names: Namer) -> str:
     t = block.terminator
     if isinstance(t, Jump):
         return f"br {names.target(t.target, t.args)}"

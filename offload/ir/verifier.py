@@ -1,0 +1,399 @@
+"""The IR verifier: structural, SSA and typing invariants, all problems reported at once.
+
+A verification failure is a compiler bug (the frontend or a pass built bad IR), so
+``IRVerificationError`` is deliberately *not* an ``OffloadError``: it must never be
+dressed up as a user diagnostic.
+"""
+
+from __future__ import annotations
+
+from offload.ir.cfg import dominators, predecessors
+from offload.ir.core import Block, Branch, Function, Jump, Op, Return, Value
+from offload.ir.ops import (
+    BINARY_ARITH,
+    COMPARE,
+    MATH_FUNCTIONS,
+    MATH_PREDICATES,
+    UNARY,
+    Opcode,
+)
+from offload.ir.printer import Namer, print_function, print_op
+from offload.ir.types import BOOL, INDEX, ArrayType, ScalarType, Type
+
+# Which result kinds (NumPy dtype kinds: b bool, i/u int, f float) each op accepts.
+_INT = "iu"
+_BINARY_KINDS: dict[Opcode, str] = {
+    Opcode.ADD: "iuf",
+    Opcode.SUB: "iuf",
+    Opcode.MUL: "iuf",
+    Opcode.TRUEDIV: "f",
+    Opcode.FLOORDIV: "iuf",
+    Opcode.FLOORMOD: "iuf",
+    Opcode.DIV: _INT,
+    Opcode.REM: _INT,
+    Opcode.POW: "iuf",
+    Opcode.MIN: "biuf",
+    Opcode.MAX: "biuf",
+    Opcode.AND: "biu",
+    Opcode.OR: "biu",
+    Opcode.XOR: "biu",
+    Opcode.SHL: _INT,
+    Opcode.SHR: _INT,
+}
+_UNARY_KINDS: dict[Opcode, str] = {
+    Opcode.NEG: "iuf",
+    Opcode.INVERT: _INT,
+    Opcode.NOT: "b",
+    Opcode.ABS: "iuf",
+}
+_KIND_NAMES = {"b": "bool", "i": "signed int", "u": "unsigned int", "f": "float"}
+
+
+class IRVerificationError(Exception):
+    """The IR breaks an invariant (a compiler bug); ``problems`` lists every one found."""
+
+    def __init__(self, fn_name: str, problems: list[str], text: str = "") -> None:
+        self.problems = problems
+        msg = f"IR of @{fn_name} is invalid ({len(problems)} problem(s)):\n" + "\n".join(
+            f"  - {p}" for p in problems
+        )
+        if text:
+            msg += "\n" + text
+        super().__init__(msg)
+
+
+def _kinds(kinds: str) -> str:
+    return " or ".join(_KIND_NAMES[k] for k in kinds)
+
+
+class _Verifier:
+    def __init__(self, fn: Function) -> None:
+        self.fn = fn
+        self.problems: list[str] = []
+        self.names = Namer(fn)
+        # value -> (block, position): -1 for block arguments, else the op's index.
+        self.defs: dict[Value, tuple[Block, int]] = {}
+        self.doms: dict[Block, set[Block]] = {}
+
+    def problem(self, where: str, message: str) -> None:
+        self.problems.append(f"{where}: {message}" if where else message)
+
+    def block_name(self, block: Block) -> str:
+        return self.names.blocks.get(block, "^<unknown block>")
+
+    def run(self) -> None:
+        fn = self.fn
+        if not fn.blocks:
+            self.problem("", "the function has no blocks")
+            return
+        if len(set(fn.blocks)) != len(fn.blocks):
+            self.problem("", "a block is listed twice in the function")
+        self.check_signature()
+        self.collect_defs()
+        members = set(fn.blocks)
+        for block in fn.blocks:
+            self.check_terminator(block, members)
+        preds = predecessors(fn)
+        if preds[fn.entry]:
+            names = ", ".join(self.block_name(b) for b in preds[fn.entry])
+            self.problem(
+                self.block_name(fn.entry), f"the entry block is a branch target of {names}"
+            )
+        self.doms = dominators(fn)
+        self.check_uses()
+        for block in fn.blocks:
+            for op in block.ops:
+                self.check_op(block, op)
+
+    # -- structure ---------------------------------------------------------------------
+
+    def check_signature(self) -> None:
+        fn = self.fn
+        n_params = len(fn.params)
+        if n_params != fn.n_index + len(fn.captures):
+            self.problem(
+                "signature",
+                f"the entry block has {n_params} argument(s), expected n_index ({fn.n_index}) "
+                f"+ captures ({len(fn.captures)})",
+            )
+        for k, v in enumerate(fn.index_params):
+            if v.type != INDEX:
+                self.problem("signature", f"index parameter {k} has type {v.type}, expected i64")
+        for k, (v, cap) in enumerate(zip(fn.capture_params, fn.captures, strict=False)):
+            if v.type != cap.type:
+                self.problem(
+                    "signature",
+                    f"capture parameter {k} ({cap.name!r}) has type {v.type}, "
+                    f"but the capture says {cap.type}",
+                )
+        for k, t in enumerate(fn.result_types):
+            if not isinstance(t, ScalarType):
+                self.problem("signature", f"result {k} has non-scalar type {t}")
+
+    def collect_defs(self) -> None:
+        for block in self.fn.blocks:
+            where = self.block_name(block)
+            for v in block.args:
+                self.define(where, v, (block, -1))
+                if block is not self.fn.entry and not isinstance(v.type, ScalarType):
+                    self.problem(where, f"block argument {self.names.v(v)} has type {v.type}")
+            for pos, op in enumerate(block.ops):
+                self.define(where, op.result, (block, pos))
+
+    def define(self, where: str, v: Value, site: tuple[Block, int]) -> None:
+        if v in self.defs:
+            self.problem(where, f"value {self.names.v(v)} is defined more than once")
+        else:
+            self.defs[v] = site
+
+    def check_terminator(self, block: Block, members: set[Block]) -> None:
+        where = self.block_name(block)
+        term = block.terminator
+        if term is None:
+            self.problem(where, "the block has no terminator")
+            return
+        if isinstance(term, Return):
+            self.check_return(where, term)
+            return
+        if isinstance(term, Jump):
+            self.check_edge(where, "br", term.target, term.args, members)
+            return
+        if isinstance(term, Branch):
+            if term.cond.type != BOOL:
+                self.problem(where, f"condbr condition has type {term.cond.type}, expected bool")
+            self.check_edge(where, "condbr then", term.then_target, term.then_args, members)
+            self.check_edge(where, "condbr else", term.else_target, term.else_args, members)
+            return
+        self.problem(where, f"unknown terminator {type(term).__name__}")  # type: ignore[unreachable]
+
+    def check_return(self, where: str, term: Return) -> None:
+        want = self.fn.result_types
+        if len(term.values) != len(want):
+            self.problem(
+                where, f"return gives {len(term.values)} value(s), the function has {len(want)}"
+            )
+            return
+        for k, (v, t) in enumerate(zip(term.values, want, strict=True)):
+            if v.type != t:
+                self.problem(where, f"return value {k} has type {v.type}, expected {t}")
+
+    def check_edge(
+        self, where: str, what: str, target: Block, args: list[Value], members: set[Block]
+    ) -> None:
+        if target not in members:
+            self.problem(where, f"{what} targets a block that is not in the function")
+            return
+        name = self.block_name(target)
+        if len(args) != len(target.args):
+            self.problem(
+                where,
+                f"{what} passes {len(args)} argument(s) to {name}, which takes {len(target.args)}",
+            )
+            return
+        for k, (a, p) in enumerate(zip(args, target.args, strict=True)):
+            if a.type != p.type:
+                self.problem(
+                    where, f"{what} argument {k} to {name} has type {a.type}, expected {p.type}"
+                )
+
+    # -- SSA ---------------------------------------------------------------------------
+
+    def check_uses(self) -> None:
+        for block in self.fn.blocks:
+            where = self.block_name(block)
+            for pos, op in enumerate(block.ops):
+                for v in op.operands:
+                    self.check_use(where, block, pos, v, self.op_text(op))
+            term = block.terminator
+            if term is None:
+                continue
+            uses: list[Value]
+            if isinstance(term, Return):
+                uses = term.values
+            elif isinstance(term, Jump):
+                uses = term.args
+            else:
+                uses = [term.cond, *term.then_args, *term.else_args]
+            for v in uses:
+                self.check_use(where, block, len(block.ops), v, "terminator")
+
+    def check_use(
+        self,
+        where: str,
+        block: Block,
+        pos: int,
+        v: Value,
+        user: str,
+    ) -> None:
+        site = self.defs.get(v)
+        if site is None:
+            self.problem(where, f"{user}: use of undefined value {self.names.v(v)}")
+            return
+        def_block, def_pos = site
+        if def_block is block:
+            ok = def_pos < pos
+        else:
+            ok = def_block in self.doms.get(block, set())
+        if not ok:
+            self.problem(
+                where,
+                f"{user}: use of {self.names.v(v)} is not dominated by its definition "
+                f"(in {self.block_name(def_block)})",
+            )
+
+    # -- typing ------------------------------------------------------------------------
+
+    def op_text(self, op: Op) -> str:
+        try:
+            return f"'{print_op(op, self.names)}'"
+        except Exception:  # a malformed op may not print (e.g. a const without a value)
+            return f"'{op.opcode} op'"
+
+    def check_op(self, block: Block, op: Op) -> None:
+        where = f"{self.block_name(block)}: {self.op_text(op)}"
+        errors = _op_type_errors(op)
+        for e in errors:
+            self.problem(where, e)
+
+
+def _op_type_errors(op: Op) -> list[str]:
+    """What is wrong with ``op``'s operand/result types and attributes (empty if fine)."""
+    opcode, operands, rt = op.opcode, op.operands, op.result.type
+    types = [v.type for v in operands]
+    errs: list[str] = []
+
+    def arity(n: int) -> bool:
+        if len(operands) != n:
+            errs.append(f"{opcode} takes {n} operand(s), found {len(operands)}")
+            return False
+        return True
+
+    if opcode is Opcode.LOAD:
+        if not operands or not isinstance(types[0], ArrayType):
+            return [*errs, "load needs an array as its first operand"]
+        arr = types[0]
+        if len(operands) - 1 != arr.ndim:
+            errs.append(f"load of a rank-{arr.ndim} array has {len(operands) - 1} index(es)")
+        errs += [
+            f"load index {k} has type {t}, expected i64"
+            for k, t in enumerate(types[1:])
+            if t != INDEX
+        ]
+        if rt != arr.elem:
+            errs.append(f"load result has type {rt}, expected the element type {arr.elem}")
+        return errs
+    if opcode is Opcode.SHAPE:
+        if not arity(1):
+            return errs
+        if not isinstance(types[0], ArrayType):
+            return [f"shape needs an array operand, found {types[0]}"]
+        axis = op.attrs.get("axis")
+        if not isinstance(axis, int) or isinstance(axis, bool) or not 0 <= axis < types[0].ndim:
+            errs.append(f"shape axis {axis!r} is not in [0, {types[0].ndim})")
+        if rt != INDEX:
+            errs.append(f"shape result has type {rt}, expected i64")
+        return errs
+    if not isinstance(rt, ScalarType):
+        return [f"result has non-scalar type {rt}"]
+    for k, t in enumerate(types):
+        if not isinstance(t, ScalarType):
+            errs.append(f"operand {k} has array type {t}; only load and shape take arrays")
+    if errs:
+        return errs
+    kind = rt.dtype.kind
+    if opcode is Opcode.CONST:
+        arity(0)
+        errs += _const_errors(op.attrs.get("value"), rt, "value" in op.attrs)
+    elif opcode in BINARY_ARITH:
+        if arity(2):
+            errs += _same_type(types, rt, "operand")
+        if kind not in _BINARY_KINDS[opcode]:
+            errs.append(f"{opcode} is defined on {_kinds(_BINARY_KINDS[opcode])}, not {rt}")
+    elif opcode in UNARY:
+        if arity(1):
+            errs += _same_type(types, rt, "operand")
+        if kind not in _UNARY_KINDS[opcode]:
+            errs.append(f"{opcode} is defined on {_kinds(_UNARY_KINDS[opcode])}, not {rt}")
+    elif opcode in COMPARE:
+        if arity(2) and types[0] != types[1]:
+            errs.append(f"compared operands have different types {types[0]} and {types[1]}")
+        if rt != BOOL:
+            errs.append(f"comparison result has type {rt}, expected bool")
+    elif opcode is Opcode.SELECT:
+        if arity(3):
+            if types[0] != BOOL:
+                errs.append(f"select condition has type {types[0]}, expected bool")
+            errs += _same_type(types[1:], rt, "select arm")
+    elif opcode is Opcode.CAST:
+        arity(1)
+    elif opcode is Opcode.MATH:
+        errs += _math_errors(op, types, rt)
+    return errs
+
+
+def _same_type(types: list[Type], rt: ScalarType, what: str) -> list[str]:
+    return [f"{what} {k} has type {t}, expected {rt}" for k, t in enumerate(types) if t != rt]
+
+
+def _const_errors(value: object, rt: ScalarType, present: bool) -> list[str]:
+    if not present:
+        return ["const has no 'value' attribute"]
+    if rt.is_bool:
+        ok = isinstance(value, bool)
+    elif rt.is_int:
+        ok = isinstance(value, int) and not isinstance(value, bool)
+        if ok:
+            assert isinstance(value, int)
+            lo = -(1 << (rt.bits - 1)) if rt.is_signed else 0
+            hi = (1 << (rt.bits - 1 if rt.is_signed else rt.bits)) - 1
+            if not lo <= value <= hi:
+                return [f"const {value} is out of the range of {rt} [{lo}, {hi}]"]
+    else:
+        ok = isinstance(value, float)
+    if not ok:
+        return [f"const value {value!r} ({type(value).__name__}) does not match type {rt}"]
+    return []
+
+
+def _math_errors(op: Op, types: list[Type], rt: ScalarType) -> list[str]:
+    name = op.attrs.get("fn")
+    if not isinstance(name, str) or name not in MATH_FUNCTIONS:
+        return [f"unknown math function {name!r}"]
+    want = MATH_FUNCTIONS[name]
+    if len(types) != want:
+        return [f"math {name} takes {want} operand(s), found {len(types)}"]
+    errs: list[str] = []
+    first = types[0]
+    if not isinstance(first, ScalarType) or not first.is_float:
+        errs.append(f"math {name} needs float operands, found {first}")
+    errs += [
+        f"math {name} operand {k} has type {t}, expected {first}"
+        for k, t in enumerate(types)
+        if t != first
+    ]
+    expected = BOOL if name in MATH_PREDICATES else first
+    if rt != expected:
+        errs.append(f"math {name} result has type {rt}, expected {expected}")
+    return errs
+
+
+def verify(fn: Function) -> None:
+    """Check every invariant of ``fn``; raise ``IRVerificationError`` listing all problems.
+
+    Structure (terminators, branch targets and arguments, entry without predecessors,
+    each value defined once, uses dominated by definitions), the signature (index
+    parameters are i64, capture parameters match ``fn.captures``, results are scalars)
+    and op typing (see docs/ARCHITECTURE.md).
+    """
+    v = _Verifier(fn)
+    v.run()
+    if v.problems:
+        raise IRVerificationError(fn.name, v.problems, _text(fn))
+
+
+def _text(fn: Function) -> str:
+    """The function's text for the error message, or nothing if it is too broken to print."""
+    try:
+        return print_function(fn)
+    except Exception:  # the problems list already says what is wrong
+        return ""
