@@ -1,0 +1,148 @@
+"""``GPUBackend``: the GPU target behind ``offload.backend.Backend`` (compute_g).
+
+Modes: ``unified`` (default) -- results are NumPy arrays over CUDA managed memory and the
+call waits for the kernel; ``device`` -- results are CuPy arrays from a size-class pool and
+launches are asynchronous on the current CuPy stream. With ``simulator=True`` (the default
+when ``NUMBA_ENABLE_CUDASIM=1``) the same kernel source runs under numba's CUDA simulator
+on host NumPy arrays, so CI without a GPU executes compute_g.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from typing import Any, Literal
+
+import numpy as np
+
+from offload.diagnostics import OffloadError
+from offload.ir.core import Function
+from offload.ir.printer import print_function
+from offload.options import CompileOptions
+from offload.ptx.cache import DEFAULT_MAX_BYTES, CacheEntry, KernelCache, cache_key
+from offload.ptx.compile import compile_ptx, simulator_kernel, tool_versions
+from offload.ptx.kernel_source import KernelSource, build_kernel_source
+from offload.ptx.launch import GPUKernel, SimKernel
+from offload.runtime.gpu import device_info, load_cupy
+from offload.runtime.memory import allocate_managed, frozen_table, input_view
+from offload.runtime.pool import DevicePool
+from offload.runtime.views import cuda_array_view
+
+Mode = Literal["unified", "device"]
+
+
+def simulator_enabled() -> bool:
+    """Whether numba's CUDA simulator is on (it must be set before numba.cuda is imported)."""
+    return os.environ.get("NUMBA_ENABLE_CUDASIM", "") not in ("", "0")
+
+
+class GPUBackend:
+    """Compiles optimised IR to PTX (cached in memory and on disk) and runs it."""
+
+    def __init__(
+        self,
+        mode: Mode | str = "unified",
+        cache_dir: str | os.PathLike[str] | None = None,
+        simulator: bool | None = None,
+        max_cache_bytes: int = DEFAULT_MAX_BYTES,
+    ) -> None:
+        if mode not in ("unified", "device"):
+            raise OffloadError(f"unknown GPU memory mode {mode!r} (use 'unified' or 'device')")
+        self.mode: Mode = "unified" if mode == "unified" else "device"
+        self.simulator = simulator_enabled() if simulator is None else simulator
+        self.name = "gpu-sim" if self.simulator else "gpu"
+        self.cache = KernelCache(cache_dir, max_cache_bytes)
+        self._loaded: dict[str, GPUKernel] = {}
+        """Cache key -> loaded kernel (the in-process level above the PTX cache)."""
+        self._pool: DevicePool | None = None
+
+    # -- Backend protocol ----------------------------------------------------------------
+
+    def compile(self, fn: Function, options: CompileOptions) -> GPUKernel | SimKernel:
+        """Compile ``fn`` (optimised IR) for the GPU or the simulator."""
+        ks = build_kernel_source(fn, bounds_check=options.bounds_check)
+        names = [c.name for c in fn.captures]
+        if self.simulator:
+            return SimKernel(ks, simulator_kernel(ks, fn.name), fn.name, names)
+        cp = load_cupy()
+        dev = device_info()
+        key = self.key(fn, options, dev.cc)
+        kernel = self._loaded.get(key)
+        if kernel is not None:
+            return kernel
+        entry = self.cache.get_or_compile(
+            key, lambda: self._compile_entry(ks, fn.name, dev.cc, options.fastmath)
+        )
+        kernel = GPUKernel(
+            cp=cp,
+            ks=ks,
+            ptx=entry.ptx,
+            user_name=fn.name,
+            capture_names=names,
+            device=dev,
+            synchronize=self.mode == "unified",
+        )
+        self._loaded[key] = kernel
+        return kernel
+
+    def allocate(self, shape: tuple[int, ...], dtypes: Sequence[np.dtype[Any]]) -> list[Any]:
+        """Fresh C-contiguous results: managed NumPy arrays, pooled CuPy arrays, or (under
+        the simulator) plain NumPy arrays."""
+        if self.simulator:
+            return [np.empty(shape, dtype=dt) for dt in dtypes]
+        cp = load_cupy()
+        if self.mode == "unified":
+            return [allocate_managed(cp, shape, np.dtype(dt)) for dt in dtypes]
+        pool = self.pool()
+        return [pool.empty(shape, np.dtype(dt)) for dt in dtypes]
+
+    def prepare_captures(self, captures: Sequence[Any]) -> list[Any]:
+        """Arrays -> ``DeviceView``s on the device (copied unless already there, managed or
+        frozen with ``use``); scalars pass through."""
+        if self.simulator:
+            return [self._host(c) for c in captures]
+        cp = load_cupy()
+        cupy_array = cp.ndarray
+        out: list[Any] = []
+        for c in captures:
+            if type(c) is cupy_array:  # the warm device-mode path: no dict, no stream
+                out.append(cuda_array_view(c))
+            elif _is_array(c):
+                stream_ptr = int(cp.cuda.get_current_stream().ptr)
+                out.append(input_view(cp, c, stream_ptr, frozen_table()))
+            else:
+                out.append(c)
+        return out
+
+    # -- helpers -------------------------------------------------------------------------
+
+    def key(self, fn: Function, options: CompileOptions, cc: tuple[int, int]) -> str:
+        """The kernel cache key of ``fn`` (DESIGN §3)."""
+        arg_types = [str(v.type) for v in fn.params] + [str(t) for t in fn.result_types]
+        return cache_key(print_function(fn), arg_types, options.key(), cc, tool_versions())
+
+    def pool(self) -> DevicePool:
+        if self._pool is None:
+            self._pool = DevicePool(load_cupy())
+        return self._pool
+
+    @staticmethod
+    def _compile_entry(
+        ks: KernelSource, user_name: str, cc: tuple[int, int], fast: bool
+    ) -> CacheEntry:
+        ptx = compile_ptx(ks, user_name, cc, fastmath=fast)
+        return CacheEntry(ptx, ks.name, {"source": ks.source, "user_name": user_name})
+
+    @staticmethod
+    def _host(c: Any) -> Any:
+        if _is_array(c) and hasattr(c, "__cuda_array_interface__") and hasattr(c, "get"):
+            return c.get()  # a CuPy array given to the simulator
+        return c
+
+
+def _is_array(x: Any) -> bool:
+    if isinstance(x, np.ndarray):
+        return x.ndim > 0
+    if isinstance(x, (np.generic, int, float, bool)):
+        return False
+    return hasattr(x, "__cuda_array_interface__")  # (builds the dict for some types)

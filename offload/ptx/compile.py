@@ -1,0 +1,128 @@
+"""Kernel source -> PTX through ``numba.cuda.compile_ptx`` (no GPU needed), or -> a
+simulator kernel through ``numba.cuda.jit`` under ``NUMBA_ENABLE_CUDASIM=1``.
+
+Everything numba-specific of the GPU backend is in this module.
+"""
+
+from __future__ import annotations
+
+import functools
+import linecache
+import math
+from typing import Any
+
+import numpy as np
+
+from offload.diagnostics import CompileError
+from offload.ptx.kernel_source import KernelSource, ParamKind
+
+
+def _numba_type(param_kind: ParamKind, dtype: np.dtype[Any] | None) -> Any:
+    from numba import types
+    from numba.np.numpy_support import from_dtype
+
+    if param_kind in (ParamKind.EXTENT, ParamKind.CAP_EXTENT, ParamKind.CAP_STRIDE):
+        return types.int64
+    assert dtype is not None
+    if param_kind == ParamKind.SCALAR:
+        return from_dtype(dtype)
+    # bool arrays travel as uint8 pointers (numba cannot store i1 through a bool*).
+    elem = types.uint8 if dtype.kind == "b" else from_dtype(dtype)
+    return types.CPointer(elem)  # type: ignore[no-untyped-call]
+
+
+def signature(ks: KernelSource) -> tuple[Any, ...]:
+    """The numba argument types of ``ks``'s parameters."""
+    return tuple(_numba_type(p.kind, p.dtype) for p in ks.params)
+
+
+def python_function(ks: KernelSource, user_name: str) -> Any:
+    """Execute the kernel source and return the plain Python function it defines."""
+    from numba import cuda
+
+    filename = f"<offload kernel {user_name}>"
+    # Registered with linecache so that numba's (debug-mode) errors can show the line.
+    linecache.cache[filename] = (len(ks.source), None, ks.source.splitlines(True), filename)
+    namespace: dict[str, Any] = {"np": np, "math": math, "cuda": cuda}
+    exec(compile(ks.source, filename, "exec"), namespace)
+    return namespace[ks.name]
+
+
+@functools.cache
+def tool_versions() -> tuple[tuple[str, str], ...]:
+    """(tool, version) pairs that change generated code: part of every cache key."""
+    import numba
+    from numba.cuda.cudadrv import nvvm
+
+    try:
+        import numba_cuda  # type: ignore[import-untyped]
+
+        nc = str(numba_cuda.__version__)
+    except ImportError:
+        nc = "none"
+    try:
+        nvvm_ver = ".".join(str(v) for v in nvvm.NVVM().get_version())  # type: ignore[no-untyped-call]
+    except Exception:  # no libNVVM: compile_ptx will fail with a clearer error
+        nvvm_ver = "none"
+    return (
+        ("offload-ptx", "1"),
+        ("numba", numba.__version__),
+        ("numba-cuda", nc),
+        ("nvvm", nvvm_ver),
+    )
+
+
+def compile_ptx(
+    ks: KernelSource, user_name: str, cc: tuple[int, int], fastmath: bool = False
+) -> str:
+    """PTX text for ``ks`` with entry ``ks.name`` (raises ``CompileError``).
+
+    Without ``fastmath`` NVVM must not contract ``a * b + c`` into an FMA (its default):
+    every float op rounds on its own, like NumPy, so results match the CPU bit for bit."""
+    pyfunc = python_function(ks, user_name)
+    try:
+        return _ptx_without_contraction(pyfunc, ks, cc, fastmath)
+    except Exception as exc:
+        raise CompileError(
+            f"offload could not compile '{user_name}' for the GPU (a bug in offload; "
+            f"the generated kernel is shown by ol.explain): {type(exc).__name__}: {exc}"
+        ) from exc
+
+
+def _ptx_without_contraction(
+    pyfunc: Any, ks: KernelSource, cc: tuple[int, int], fastmath: bool
+) -> str:
+    from numba.cuda import compiler
+
+    lock = getattr(compiler, "global_compiler_lock", None)
+    fixup = getattr(compiler, "_compile_pyfunc_with_fixup", None)
+    if lock is None or fixup is None:  # numba-cuda changed: the public API (contracts FMA)
+        ptx, _ = compiler.compile_ptx(  # type: ignore[no-untyped-call]
+            pyfunc, signature(ks), cc=cc, fastmath=fastmath, abi_info={"abi_name": ks.name}
+        )
+        return str(ptx)
+    with lock:
+        # compile_ptx's own steps, with NVVM's fma option set (compile_ptx exposes no knob).
+        lib, _ = fixup(
+            pyfunc,
+            signature(ks),
+            device=False,
+            fastmath=fastmath,
+            cc=cc,
+            abi="numba",
+            abi_info={"abi_name": ks.name},
+        )
+        if not fastmath:
+            lib._nvvm_options["fma"] = False
+        codes = lib.get_asm_strs(cc=cc)
+    if len(codes) != 1:
+        raise RuntimeError(f"expected one PTX module, got {len(codes)}")
+    return str(codes[0])
+
+
+def simulator_kernel(ks: KernelSource, user_name: str) -> Any:
+    """A ``numba.cuda.jit`` kernel of the same source, for the CUDA simulator (its pointer
+    parameters take flat 1-D NumPy arrays)."""
+    from numba import cuda
+
+    return cuda.jit(python_function(ks, user_name))  # type: ignore[no-untyped-call]

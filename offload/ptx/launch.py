@@ -1,0 +1,198 @@
+"""Loading PTX through CuPy and launching it; the simulator's launcher.
+
+The warm path is ``GPUKernel.launch``: no parsing, hashing or attribute queries -- the
+loaded function, its resources and a per-parameter packer were all prepared at load time;
+launch configurations are memoised per shape.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import tempfile
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from offload.diagnostics import KernelFault
+from offload.ptx.args import ArgBuffer
+from offload.ptx.config import LaunchConfig, launch_config
+from offload.ptx.hooks import ERR_SLOTS
+from offload.ptx.kernel_source import KernelSource, ParamKind
+from offload.runtime.gpu import DeviceInfo
+
+
+def load_function(cp: Any, ptx: str, name: str) -> tuple[Any, Any]:
+    """(module, function) for entry ``name`` of ``ptx`` (the module must stay alive)."""
+    module = cp.cuda.function.Module()
+    try:
+        module.load(ptx.encode() + b"\0")  # cuModuleLoadData takes PTX text as an image
+    except Exception:
+        # Older CuPy: only a file path is accepted for PTX.
+        fd, path = tempfile.mkstemp(suffix=".ptx")
+        with os.fdopen(fd, "w") as f:
+            f.write(ptx)
+        try:
+            module = cp.cuda.function.Module()
+            module.load_file(path)
+        finally:
+            os.unlink(path)
+    return module, module.get_function(name)
+
+
+def function_attributes(cp: Any, function: Any) -> dict[str, int]:
+    """Registers, local/shared memory and the thread limit of a loaded function."""
+    out: dict[str, int] = {}
+    drv = cp.cuda.driver
+    for key, attr in (
+        ("num_regs", "CU_FUNC_ATTRIBUTE_NUM_REGS"),
+        ("max_threads_per_block", "CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK"),
+        ("local_size_bytes", "CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES"),
+        ("shared_size_bytes", "CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES"),
+    ):
+        value = getattr(function, key, None)
+        if value is None and hasattr(drv, attr):
+            value = drv.funcGetAttribute(getattr(drv, attr), function.ptr)
+        if value is not None:
+            out[key] = int(value)
+    return out
+
+
+class GPUKernel:
+    """A loaded kernel: ``launch`` fills output views from capture views."""
+
+    def __init__(
+        self,
+        *,
+        cp: Any,
+        ks: KernelSource,
+        ptx: str,
+        user_name: str,
+        capture_names: Sequence[str],
+        device: DeviceInfo,
+        synchronize: bool,
+    ) -> None:
+        self.cp = cp
+        self.source = ks
+        self.ptx = ptx
+        self.user_name = user_name
+        self.capture_names = list(capture_names)
+        self.device = device
+        self.synchronize = synchronize
+        """Wait for the kernel before returning (unified mode: the host reads results next)."""
+        try:
+            self.module, self.function = load_function(cp, ptx, ks.name)
+        except Exception as exc:
+            raise KernelFault(f"loading the GPU kernel of '{user_name}' failed: {exc}") from exc
+        self.attributes = function_attributes(cp, self.function)
+        self._configs: dict[tuple[int, ...], LaunchConfig] = {}
+        self._err = cp.zeros(ERR_SLOTS, dtype=np.int64) if ks.bounds_check else None
+        self._args = ArgBuffer(ks, int(self._err.data.ptr) if self._err is not None else 0)
+        self._launch_kernel = cp.cuda.driver.launchKernel
+        self._fn_ptr = int(self.function.ptr)
+
+    def config(self, shape: tuple[int, ...]) -> LaunchConfig:
+        """The launch configuration for ``shape`` (memoised)."""
+        cfg = self._configs.get(shape)
+        if cfg is None:
+            cfg = launch_config(
+                shape,
+                num_regs=self.attributes.get("num_regs", 32),
+                max_threads_per_block=self.attributes.get("max_threads_per_block", 1024),
+                sm_count=self.device.sm_count,
+                regs_per_sm=self.device.regs_per_sm,
+                max_threads_per_sm=self.device.max_threads_per_sm,
+            )
+            if len(self._configs) < 64:
+                self._configs[shape] = cfg
+        return cfg
+
+    def launch(self, shape: tuple[int, ...], outs: Sequence[Any], captures: Sequence[Any]) -> None:
+        """Run over ``shape``: ``outs`` are results of ``GPUBackend.allocate`` (or device
+        arrays), array ``captures`` are ``DeviceView``s from ``prepare_captures``."""
+        if math.prod(shape) == 0:
+            return
+        cfg = self._configs.get(shape) or self.config(shape)
+        (gx, gy, gz), (bx, by, bz) = cfg.grid, cfg.block
+        stream = self.cp.cuda.get_current_stream()
+        args = self._args
+        try:
+            with args.lock:
+                args.fill(shape, outs, captures)
+                self._launch_kernel(
+                    self._fn_ptr, gx, gy, gz, bx, by, bz, 0, stream.ptr, args.address, 0
+                )
+            if self.synchronize or self._err is not None:
+                stream.synchronize()
+        except Exception as exc:
+            raise KernelFault(
+                f"the GPU kernel of '{self.user_name}' failed: {type(exc).__name__}: {exc}"
+            ) from exc
+        if self._err is not None:
+            self._check_bounds(shape)
+
+    def _check_bounds(self, shape: tuple[int, ...]) -> None:
+        assert self._err is not None
+        record = self._err.get()
+        if record[0]:
+            self._err.fill(0)
+            raise bounds_error(self.user_name, self.capture_names, shape, record)
+
+
+def bounds_error(
+    user_name: str, capture_names: Sequence[str], shape: tuple[int, ...], record: Any
+) -> IndexError:
+    """The ``IndexError`` for a fault record ``[flag, line, capture, linear element]``."""
+    line, capture, linear = int(record[1]), int(record[2]), int(record[3])
+    element = tuple(int(i) for i in np.unravel_index(linear, shape)) if shape else ()
+    what = capture_names[capture] if 0 <= capture < len(capture_names) else f"#{capture}"
+    return IndexError(
+        f"{user_name}: out-of-bounds read of '{what}' at element {element} (line {line})"
+    )
+
+
+class SimKernel:
+    """The same kernel source under numba's CUDA simulator; arrays are host NumPy arrays."""
+
+    def __init__(self, ks: KernelSource, jitted: Any, user_name: str, capture_names: Sequence[str]):
+        self.source = ks
+        self.jitted = jitted
+        self.user_name = user_name
+        self.capture_names = list(capture_names)
+
+    def launch(self, shape: tuple[int, ...], outs: Sequence[Any], captures: Sequence[Any]) -> None:
+        if math.prod(shape) == 0:
+            return
+        flat_caps: list[Any] = []
+        for cap in captures:
+            if isinstance(cap, np.ndarray) and cap.ndim > 0:
+                flat_caps.append(np.ascontiguousarray(cap))
+            else:
+                flat_caps.append(cap)
+        args: list[Any] = []
+        for p in self.source.params:
+            if p.kind == ParamKind.EXTENT:
+                args.append(np.int64(shape[p.index]))
+            elif p.kind == ParamKind.OUT:
+                args.append(outs[p.index].reshape(-1))
+            elif p.kind == ParamKind.PTR:
+                args.append(flat_caps[p.index].reshape(-1))
+            elif p.kind == ParamKind.CAP_EXTENT:
+                args.append(np.int64(flat_caps[p.index].shape[p.axis]))
+            elif p.kind == ParamKind.CAP_STRIDE:
+                arr = flat_caps[p.index]
+                args.append(np.int64(arr.strides[p.axis] // arr.itemsize))
+            elif p.kind == ParamKind.SCALAR:
+                assert p.dtype is not None
+                args.append(p.dtype.type(flat_caps[p.index]))
+            else:
+                args.append(np.zeros(ERR_SLOTS, dtype=np.int64))
+        # Small blocks and a small grid: the simulator runs a Python thread per CUDA thread,
+        # and a grid smaller than the index space exercises the grid-stride loops.
+        cfg = launch_config(
+            shape, num_regs=32, max_threads_per_block=64, sm_count=2, max_threads_per_sm=128
+        )
+        self.jitted[cfg.grid, cfg.block](*args)
+        if self.source.bounds_check and args[-1][0]:
+            raise bounds_error(self.user_name, self.capture_names, shape, args[-1])

@@ -1,0 +1,197 @@
+"""Unified (managed) memory: results as NumPy arrays the host and the GPU both use.
+
+* ``allocate_managed`` checks free device memory first and refuses with ``MemoryError``
+  rather than oversubscribing (an oversubscribed managed allocation can hang the GPU).
+* A NumPy array over managed memory keeps its ``ManagedBuffer`` alive through ``.base``;
+  ``managed_buffer(x)`` recognises such arrays (and views of them), so that a result passed
+  into the next ``compute_g`` is used in place, never copied.
+* ``use(x)`` freezes a host array (``writeable=False``) so that its device copy can be
+  cached: ``FrozenTable`` keys copies by ``id`` and drops them when the array dies.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import weakref
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from offload.runtime.views import DeviceView, c_strides, cuda_array_view, element_strides
+
+MIB = 1 << 20
+
+
+def safety_margin(total: int) -> int:
+    """Device memory left free after any managed allocation: the larger of 256 MiB and
+    5% of the card (the CUDA context, CuPy's pool and other processes need some)."""
+    return max(256 * MIB, total // 20)
+
+
+class ManagedBuffer:
+    """Owner of one managed allocation; NumPy views point into it via ``__array_interface__``."""
+
+    __slots__ = ("__weakref__", "mem", "nbytes", "ptr")
+
+    def __init__(self, mem: Any, nbytes: int) -> None:
+        self.mem = mem
+        """The CuPy ``MemoryPointer``; freeing it frees the allocation."""
+        self.nbytes = nbytes
+        self.ptr = int(mem.ptr)
+
+    @property
+    def __array_interface__(self) -> dict[str, Any]:
+        return {"shape": (self.nbytes,), "typestr": "|u1", "data": (self.ptr, False), "version": 3}
+
+
+def managed_buffer(x: np.ndarray[Any, Any]) -> ManagedBuffer | None:
+    """The managed allocation ``x`` is a view of, if any (walks the ``.base`` chain)."""
+    base: object = x
+    while isinstance(base, np.ndarray):
+        base = base.base
+    return base if isinstance(base, ManagedBuffer) else None
+
+
+def allocate_managed(cp: Any, shape: tuple[int, ...], dtype: np.dtype[Any]) -> np.ndarray[Any, Any]:
+    """A C-contiguous NumPy array of ``shape`` over fresh managed memory.
+
+    Raises ``MemoryError`` naming the sizes if it would not fit in free device memory with
+    the safety margin."""
+    nbytes = math.prod(shape) * dtype.itemsize
+    free, total = (int(v) for v in cp.cuda.runtime.memGetInfo())
+    margin = safety_margin(total)
+    if nbytes + margin > free:
+        raise MemoryError(
+            f"compute_g: a result of {nbytes / MIB:.1f} MiB does not fit in unified memory: "
+            f"{free / MIB:.1f} MiB of the device's {total / MIB:.1f} MiB are free and "
+            f"{margin / MIB:.0f} MiB are kept as a safety margin (oversubscribing managed "
+            "memory can hang the GPU); use device mode or a smaller problem"
+        )
+    mem = cp.cuda.malloc_managed(max(nbytes, 1))
+    buf = ManagedBuffer(mem, nbytes)
+    flat = np.asarray(buf)
+    return flat.view(dtype).reshape(shape)
+
+
+def prefetch(cp: Any, buf: ManagedBuffer, stream_ptr: int, device: int = 0) -> None:
+    """Ask the driver to migrate ``buf`` to ``device`` before a kernel touches it (a hint:
+    failure only costs page faults, so it is not an error)."""
+    if buf.nbytes == 0:
+        return
+    try:
+        cp.cuda.runtime.memPrefetchAsync(buf.ptr, buf.nbytes, device, stream_ptr)
+    except Exception:  # e.g. a device without concurrent managed access
+        return
+
+
+@dataclass
+class _Frozen:
+    ref: weakref.ReferenceType[np.ndarray[Any, Any]]
+    copy: Any = None
+    """The device copy (a CuPy array), made on first use."""
+
+
+class FrozenTable:
+    """Device copies of host arrays frozen with ``use(x)``, keyed by ``id(x)``."""
+
+    def __init__(self) -> None:
+        self._entries: dict[int, _Frozen] = {}
+
+    def freeze(self, x: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
+        """Mark ``x`` read-only and remember it; returns ``x``."""
+        x.flags.writeable = False
+        key = id(x)
+        if key not in self._entries:
+            self._entries[key] = _Frozen(weakref.ref(x))
+            weakref.finalize(x, self._entries.pop, key, None)
+        return x
+
+    def lookup(self, cp: Any, x: np.ndarray[Any, Any]) -> Any | None:
+        """The cached device copy of ``x`` if ``x`` is frozen and still read-only."""
+        entry = self._entries.get(id(x))
+        if entry is None or entry.ref() is not x:
+            return None
+        if x.flags.writeable:  # thawed by the user: the copy may be stale
+            del self._entries[id(x)]
+            return None
+        if entry.copy is None:
+            entry.copy = cp.asarray(x)
+        return entry.copy
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+
+@functools.cache
+def frozen_table() -> FrozenTable:
+    """The process-wide table behind ``use`` (a cache of device copies)."""
+    return FrozenTable()
+
+
+def use(x: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
+    """Freeze host array ``x`` so that compute_g copies it to the device once, not per call."""
+    if not isinstance(x, np.ndarray):
+        raise TypeError(f"use() takes a NumPy array, not {type(x).__name__}")
+    return frozen_table().freeze(x)
+
+
+def input_view(
+    cp: Any, x: Any, stream_ptr: int, table: FrozenTable | None = None, device: int = 0
+) -> DeviceView:
+    """A device view of captured array ``x`` for one launch.
+
+    Device arrays and managed NumPy arrays are used in place; frozen host arrays use their
+    cached copy; any other host array is copied now (held by the view until the launch)."""
+    view = cuda_array_view(x)
+    if view is not None:
+        return view
+    if not isinstance(x, np.ndarray):
+        x = np.asarray(x)
+    buf = managed_buffer(x)
+    if buf is not None:
+        prefetch(cp, buf, stream_ptr, device)
+        ptr = int(x.__array_interface__["data"][0])
+        strides = element_strides(x.strides, x.itemsize, "managed array")
+        return DeviceView(ptr, x.shape, strides, x.dtype, x)
+    copy = (table or frozen_table()).lookup(cp, x)
+    if copy is None:
+        copy = cp.asarray(x)
+    view = cuda_array_view(copy)
+    assert view is not None
+    return view
+
+
+def output_pointer(x: Any) -> int:
+    """The device address of output array ``x`` (a managed NumPy array, a device array or a
+    ``DeviceView``), which must be C-contiguous; the warm path, so no view is built."""
+    if isinstance(x, DeviceView):
+        return x.ptr
+    if type(x).__name__ == "ndarray" and type(x).__module__.startswith("cupy"):
+        if not x.flags.c_contiguous:
+            raise ValueError("compute_g out= arrays must be C-contiguous")
+        return int(x.data.ptr)
+    if isinstance(x, np.ndarray):
+        if managed_buffer(x) is None:
+            raise TypeError(
+                "compute_g out= must be a unified-memory array (a compute_g result) or a "
+                "device array, not a plain NumPy array"
+            )
+        if not x.flags.c_contiguous:
+            raise ValueError("compute_g out= arrays must be C-contiguous")
+        return int(x.__array_interface__["data"][0])
+    return output_view(x).ptr
+
+
+def output_view(x: Any) -> DeviceView:
+    """A device view of an output array (managed NumPy or device array), C-contiguous."""
+    view = cuda_array_view(x)
+    if view is None and isinstance(x, np.ndarray) and managed_buffer(x) is not None:
+        ptr = int(x.__array_interface__["data"][0])
+        view = DeviceView(ptr, x.shape, element_strides(x.strides, x.itemsize, "out"), x.dtype, x)
+    if view is None:
+        raise TypeError("compute_g output must be a unified-memory array or a device array")
+    if view.strides != c_strides(view.shape) and math.prod(view.shape) > 1:
+        raise ValueError("compute_g output arrays must be C-contiguous")
+    return view

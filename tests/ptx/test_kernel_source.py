@@ -1,0 +1,48 @@
+"""The generated kernel source: parameters, thread mapping, line comments."""
+
+from __future__ import annotations
+
+import pytest
+
+from offload.ptx.kernel_source import ParamKind
+from tests.ptx.conftest import kernel
+
+pytestmark = pytest.mark.unit
+
+
+def test_params_are_extents_outputs_then_captures_in_order():
+    ks = kernel("saxpy")
+    kinds = [(p.kind, p.index) for p in ks.params]
+    assert kinds == [
+        (ParamKind.EXTENT, 0),
+        (ParamKind.OUT, 0),
+        (ParamKind.PTR, 0),
+        (ParamKind.CAP_EXTENT, 0),
+        (ParamKind.CAP_STRIDE, 0),
+        (ParamKind.PTR, 1),
+        (ParamKind.CAP_EXTENT, 1),
+        (ParamKind.CAP_STRIDE, 1),
+        (ParamKind.SCALAR, 2),
+    ]
+
+
+def test_fastest_thread_dimension_walks_the_last_index():
+    src = kernel("square_or_negate").source
+    assert "ix1 = tx" in src  # x threads -> last axis (contiguous)
+    assert "ix0 = row" in src  # y threads -> rows
+
+
+def test_rank_3_splits_rows_once_per_row_not_per_element():
+    src = kernel("index_arith").source
+    outer, inner = src.split("while ix2 < nlast:")
+    assert "rest % oln1" in outer and "//" not in inner
+
+
+def test_loads_index_with_element_strides():
+    assert "cap0[ix0 * cap0s0 + ix1 * cap0s1]" in kernel("square_or_negate").source
+
+
+def test_grid_stride_counters_are_int64():
+    src = kernel("saxpy").source
+    assert "tx = np.int64(cuda.threadIdx.x)" in src
+    assert "sx = np.int64(cuda.blockDim.x) * np.int64(cuda.gridDim.x)" in src
