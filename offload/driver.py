@@ -46,7 +46,7 @@ class Entry:
     compiled: dict[tuple[Any, ...], Compiled] = field(default_factory=dict)
 
 
-_TABLE: dict[tuple[str, Any], Entry] = {}
+_TABLE: dict[tuple[Backend, Any], Entry] = {}
 
 
 def _table_key(target: Any) -> Any:
@@ -103,7 +103,7 @@ def run(
 ) -> Any:
     """Compute ``target`` over ``shape`` on ``backend``; returns an array or tuple of arrays."""
     options = config.compile_options()
-    tkey = (backend.name, _table_key(target))
+    tkey = (backend, _table_key(target))
     entry = _TABLE.get(tkey)
     if entry is None:
         entry = Entry(check_and_lower(target, len(shape)))
