@@ -1,1 +1,5 @@
-"""CPU backends: compute_s / compute_p through numba (njit / prange)."""
+"""CPU backends: ``cpu-seq`` (numba njit) and ``cpu-par`` (numba prange)."""
+
+from offload.cpu.backend import CPU_PAR, CPU_SEQ, CpuBackend, CpuKernel, OutOfBoundsRead
+
+__all__ = ["CPU_PAR", "CPU_SEQ", "CpuBackend", "CpuKernel", "OutOfBoundsRead"]

@@ -1,0 +1,143 @@
+"""The CPU kernel around an element body: hooks over numba arrays and the loop nest.
+
+The generated kernel for a rank-2 function with one result and one captured array::
+
+    def kernel(n0, n1, out0, c0, err):
+        for i0 in range(n0):
+            for i1 in range(n1):
+                <element body: x_2 = c0[i0, i1] ... out0[i0, i1] = x_4>
+
+``cpu-par`` parallelises over tiles of the row-major index space instead: ``prange`` runs
+over (all outer rows) x (tiles of the last axis), so the work divides well whether the outer
+extent is small or large, while each tile's innermost loop stays unit-stride.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from offload.diagnostics import Span
+from offload.emit import BaseHooks, emit_body
+from offload.emit.template import assign, expr, name
+from offload.ir.core import Function
+from offload.ir.types import ArrayType, ScalarType
+
+TILE = 2048
+"""Elements of the last axis per parallel task (cpu-par)."""
+
+
+class CpuHooks(BaseHooks):
+    """Emission hooks for numba CPU kernels: captures are numba array/scalar arguments."""
+
+    def __init__(self, fn: Function, bounds_check: bool) -> None:
+        self.fn = fn
+        self.bounds_check = bounds_check
+        self.sites: list[tuple[int, Span | None]] = []
+        """Checked reads, in emission order: (capture index, span); ``err[0]`` is 1 + site."""
+        self.max_ndim = max(
+            [c.type.ndim for c in fn.captures if isinstance(c.type, ArrayType)] + [0]
+        )
+
+    def param_name(self, k: int) -> str:
+        n = self.fn.n_index
+        return f"i{k}" if k < n else f"c{k - n}"
+
+    def load(self, capture_index: int, index_exprs: list[ast.expr]) -> ast.expr:
+        arr = name(f"c{capture_index}")
+        if not index_exprs:
+            return expr("a[()]", a=arr)
+        index = index_exprs[0] if len(index_exprs) == 1 else ast.Tuple(index_exprs, ast.Load())
+        return ast.Subscript(arr, index, ast.Load())
+
+    def shape(self, capture_index: int, axis: int) -> ast.expr:
+        return expr(f"c.shape[{axis}]", c=name(f"c{capture_index}"))
+
+    def ret(self, values: list[ast.expr]) -> list[ast.stmt]:
+        n = self.fn.n_index
+        if n == 0:
+            index: ast.expr = ast.Constant(0)  # rank 0: outputs are passed as 1-element views
+        elif n == 1:
+            index = name("i0")
+        else:
+            index = ast.Tuple([name(f"i{k}") for k in range(n)], ast.Load())
+        return [
+            ast.Assign([ast.Subscript(name(f"out{k}"), index, ast.Store())], v, lineno=0)
+            for k, v in enumerate(values)
+        ]
+
+    def math(self, fn: str, args: list[ast.expr], t: ScalarType) -> ast.expr:
+        # numba's math.floor/ceil/trunc return int64 and it has no math.fmod; NumPy's keep
+        # the float type, and np.rint is the exact half-to-even rounding.
+        if fn in ("floor", "ceil", "trunc", "fmod", "rint"):
+            return ast.Call(expr(f"np.{fn}"), args, [])
+        return super().math(fn, args, t)
+
+    def bounds_fail(
+        self, capture_index: int, index_exprs: list[ast.expr], span: Span | None
+    ) -> list[ast.stmt]:
+        if not self.bounds_check:
+            return []
+        self.sites.append((capture_index, span))
+        # Record the first fault (threads may race; any one faulting read is a true report).
+        record: list[ast.stmt] = [assign_item("err", 0, ast.Constant(len(self.sites)))]
+        for k in range(self.fn.n_index):
+            record.append(assign_item("err", 1 + k, name(f"i{k}")))
+        for k, e in enumerate(index_exprs):
+            record.append(assign_item("err", 1 + self.fn.n_index + k, e))
+        return [ast.If(expr("err[0] == 0"), record, [])]
+
+    @property
+    def err_size(self) -> int:
+        return 1 + self.fn.n_index + self.max_ndim
+
+
+def assign_item(arr: str, k: int, value: ast.expr) -> ast.stmt:
+    """``arr[k] = value``."""
+    return ast.Assign([ast.Subscript(name(arr), ast.Constant(k), ast.Store())], value, lineno=0)
+
+
+def kernel_function(fn: Function, hooks: CpuHooks, parallel: bool) -> list[ast.stmt]:
+    """The ``def kernel(n0.., out0.., c0.., err)`` statement that fills the outputs."""
+    body = emit_body(fn, hooks)
+    rank = fn.n_index
+    params = [f"n{k}" for k in range(rank)]
+    params += [f"out{k}" for k in range(len(fn.result_types))]
+    params += [f"c{k}" for k in range(len(fn.captures))]
+    params.append("err")
+    if rank == 0:
+        nest = body
+    elif parallel and rank >= 2:
+        nest = _tiled(rank, body)
+    else:
+        nest = body
+        for k in reversed(range(rank)):
+            rng = "prange" if parallel and k == 0 else "range"
+            nest = [ast.For(ast.Name(f"i{k}", ast.Store()), expr(f"{rng}(n{k})"), nest, [])]
+    return [_def("kernel", params, nest)]
+
+
+def _def(fname: str, params: list[str], body: list[ast.stmt]) -> ast.stmt:
+    args = ast.arguments([], [ast.arg(p) for p in params], None, [], [], None, [])
+    return ast.FunctionDef(name=fname, args=args, body=body, decorator_list=[], lineno=0)
+
+
+def _tiled(rank: int, body: list[ast.stmt]) -> list[ast.stmt]:
+    last = rank - 1
+    rows = " * ".join(f"n{k}" for k in range(last))
+    inner: list[ast.stmt] = [
+        assign("q0", expr("task // tiles")),
+        assign("lo", expr(f"(task - q0 * tiles) * {TILE}")),
+        assign("hi", expr(f"min(lo + {TILE}, n{last})")),
+    ]
+    # unravel the row number, last outer axis fastest (row-major)
+    q = 0
+    for k in reversed(range(1, last)):
+        inner.append(assign(f"i{k}", expr(f"q{q} % n{k}")))
+        inner.append(assign(f"q{q + 1}", expr(f"q{q} // n{k}")))
+        q += 1
+    inner.append(assign("i0", name(f"q{q}")))
+    inner.append(ast.For(ast.Name(f"i{last}", ast.Store()), expr("range(lo, hi)"), body, []))
+    return [
+        assign("tiles", expr(f"(n{last} + {TILE - 1}) // {TILE}")),
+        ast.For(ast.Name("task", ast.Store()), expr(f"prange({rows} * tiles)"), inner, []),
+    ]

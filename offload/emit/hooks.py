@@ -1,0 +1,84 @@
+"""The target-specific parts of emission: how a backend reads captures and stores results.
+
+The emitter (``offload.emit.structure.emit_body``) produces the statements that evaluate an
+element function for one index; everything that depends on how the kernel is laid out
+(array arguments vs raw pointers, output arrays, loop variables) is asked of an
+``EmitHooks`` object. ``BaseHooks`` gives defaults for the optional hooks.
+
+Name discipline: the emitter's own variables either end in ``_<digits>`` (SSA values) or
+start with ``_`` (temporaries, the block-id variable). Names a backend chooses (parameters,
+loop variables, outputs) must do neither; ``np`` and ``math`` are the NumPy and math modules.
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import Protocol
+
+from offload.diagnostics import Span
+from offload.emit.template import const, expr
+from offload.ir.types import ScalarType
+
+MAGIC_RINT = {"f32": 2.0**23, "f64": 2.0**52}
+"""Adding and subtracting 2**(p-1) rounds a float of magnitude below it to an integer with
+the hardware's round-half-to-even; at or above it the float is already integral."""
+
+
+class EmitHooks(Protocol):
+    """What the emitter asks of a backend (CPU: numba arrays; GPU: raw pointers)."""
+
+    def param_name(self, k: int) -> str:
+        """The name of the ``k``-th Function parameter (index params, then captured scalars;
+        captured arrays are only reached through ``load``/``shape``)."""
+        ...
+
+    def load(self, capture_index: int, index_exprs: list[ast.expr]) -> ast.expr:
+        """Read captured array ``capture_index`` (position in ``Function.captures``) at
+        in-bounds, non-negative indices."""
+        ...
+
+    def shape(self, capture_index: int, axis: int) -> ast.expr:
+        """The extent of captured array ``capture_index`` along ``axis``, as an int64."""
+        ...
+
+    def ret(self, values: list[ast.expr]) -> list[ast.stmt]:
+        """Statements that store the element's results (one per ``result_types`` entry);
+        the emitter adds the control transfer that ends the element."""
+        ...
+
+    def math(self, fn: str, args: list[ast.expr], t: ScalarType) -> ast.expr:
+        """``MATH fn`` (a ``MATH_FUNCTIONS`` name, or ``pow``) on float operands of type
+        ``t``; the result has type ``t`` (``bool`` for the predicates)."""
+        ...
+
+    def bounds_fail(
+        self, capture_index: int, index_exprs: list[ast.expr], span: Span | None
+    ) -> list[ast.stmt]:
+        """Statements run when a read of ``capture_index`` is out of bounds; an empty list
+        means reads are not checked. When checking, the failed read yields 0 instead of
+        touching memory, so the statements only have to record the fault."""
+        ...
+
+
+def portable_math(fn: str, args: list[ast.expr], t: ScalarType) -> ast.expr:
+    """``MATH fn`` through the ``math`` module, which numba types as ``t`` for float32 and
+    float64 on both the CPU and the CUDA target; ``rint`` (which ``math`` lacks) is built
+    from arithmetic that rounds half to even."""
+    if fn == "rint":
+        x = args[0]
+        m = const(MAGIC_RINT[t.name], t)
+        # |x| + M - M rounds |x| < M to an integer (ties to even); copysign keeps -0.0.
+        return expr("math.copysign(abs(x) + M - M, x) if abs(x) < M else x", x=x, M=m)
+    return ast.Call(ast.Attribute(ast.Name("math", ast.Load()), fn, ast.Load()), args, [])
+
+
+class BaseHooks:
+    """Defaults for the optional hooks; backends subclass it and implement the rest."""
+
+    def math(self, fn: str, args: list[ast.expr], t: ScalarType) -> ast.expr:
+        return portable_math(fn, args, t)
+
+    def bounds_fail(
+        self, capture_index: int, index_exprs: list[ast.expr], span: Span | None
+    ) -> list[ast.stmt]:
+        return []

@@ -1,0 +1,288 @@
+"""One IR op -> Python statements with the IR's exact semantics under numba typing.
+
+Every statement keeps each value at its IR type in numba: integer results are cast back to
+their width (numba computes small ints in int64), constants are typed, float32 stays
+float32. Integer division and shifts never reach an undefined machine operation: the
+divisor and the shift count are made safe first and the IR's result for the edge cases is
+chosen with a select, so the code means the same under any numba error model (CPU and GPU).
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Callable
+
+from offload.diagnostics import CompileError
+from offload.emit.hooks import EmitHooks
+from offload.emit.template import assign, const, ctor, expr, name, wrap
+from offload.ir.core import Op, Value
+from offload.ir.ops import COMPARE, Opcode
+from offload.ir.types import ArrayType, ScalarType
+
+_PYOP = {
+    Opcode.ADD: "+",
+    Opcode.SUB: "-",
+    Opcode.MUL: "*",
+    Opcode.TRUEDIV: "/",
+    Opcode.AND: "&",
+    Opcode.OR: "|",
+    Opcode.XOR: "^",
+    Opcode.EQ: "==",
+    Opcode.NE: "!=",
+    Opcode.LT: "<",
+    Opcode.LE: "<=",
+    Opcode.GT: ">",
+    Opcode.GE: ">=",
+}
+
+
+class OpContext:
+    """What op emission needs from the surrounding function: value names and hooks."""
+
+    def __init__(
+        self,
+        ref: Callable[[Value], ast.expr],
+        result_name: Callable[[Value], str],
+        capture_of: Callable[[Value], int],
+        hooks: EmitHooks,
+    ) -> None:
+        self.ref = ref
+        """The expression that reads a value (its variable, or a parameter)."""
+        self.result_name = result_name
+        """The variable an op's result is assigned to."""
+        self.capture_of = capture_of
+        """The capture index of an array-typed parameter."""
+        self.hooks = hooks
+
+
+def emit_op(op: Op, cx: OpContext) -> list[ast.stmt]:
+    """Statements that assign ``op``'s result to its variable."""
+    out = cx.result_name(op.result)
+    t = op.result.type
+    ops = [cx.ref(v) for v in op.operands if not isinstance(v.type, ArrayType)]
+    code = op.opcode
+    tmp = _Temps(out)
+    if code is Opcode.LOAD:
+        return _load(op, cx, out, ops, tmp)
+    if code is Opcode.SHAPE:
+        return [assign(out, cx.hooks.shape(cx.capture_of(op.operands[0]), op.attrs["axis"]))]
+    assert isinstance(t, ScalarType)
+    if code is Opcode.CONST:
+        return [assign(out, const(op.attrs["value"], t))]
+    if code is Opcode.SELECT:
+        return [assign(out, expr("a if c else b", c=ops[0], a=ops[1], b=ops[2]))]
+    if code is Opcode.CAST:
+        return [assign(out, _cast(ops[0], op.operands[0].type, t))]
+    if code is Opcode.MATH:
+        src = op.operands[0].type
+        assert isinstance(src, ScalarType)
+        return [assign(out, cx.hooks.math(op.attrs["fn"], ops, src))]
+    if code in COMPARE:
+        return [assign(out, ast.Compare(ops[0], [_cmp(code)], [ops[1]]))]
+    if code is Opcode.MIN:
+        return [assign(out, expr("b if b < a else a", a=ops[0], b=ops[1]))]
+    if code is Opcode.MAX:
+        return [assign(out, expr("b if b > a else a", a=ops[0], b=ops[1]))]
+    if code is Opcode.NOT:
+        return [assign(out, expr("not a", a=ops[0]))]
+    if t.is_bool:
+        if code in (Opcode.AND, Opcode.OR, Opcode.XOR):
+            return [assign(out, _bin(code, ops[0], ops[1]))]
+        raise CompileError(f"{code} on bool operands is not supported by the emitter")
+    if t.is_float:
+        return _float_op(code, ops, t, out, cx)
+    return _int_op(code, ops, t, out, tmp)
+
+
+class _Temps:
+    """Temporary names for one op: ``_t<n>k<j>`` never collide with SSA names."""
+
+    def __init__(self, out: str) -> None:
+        self.base = "_t" + "".join(c for c in out.rsplit("_", 1)[-1] if c.isalnum())
+        self.n = 0
+
+    def new(self) -> str:
+        self.n += 1
+        return f"{self.base}k{self.n - 1}"
+
+
+def _cmp(code: Opcode) -> ast.cmpop:
+    return {
+        Opcode.EQ: ast.Eq(),
+        Opcode.NE: ast.NotEq(),
+        Opcode.LT: ast.Lt(),
+        Opcode.LE: ast.LtE(),
+        Opcode.GT: ast.Gt(),
+        Opcode.GE: ast.GtE(),
+    }[code]
+
+
+def _bin(code: Opcode, a: ast.expr, b: ast.expr) -> ast.expr:
+    return expr(f"a {_PYOP[code]} b", a=a, b=b)
+
+
+def _cast(x: ast.expr, src: object, t: ScalarType) -> ast.expr:
+    assert isinstance(src, ScalarType)
+    if t.is_bool:
+        return x if src.is_bool else expr("x != z", x=x, z=const(0, src))
+    return ast.Call(ctor(t), [x], [])
+
+
+def _float_op(
+    code: Opcode, ops: list[ast.expr], t: ScalarType, out: str, cx: OpContext
+) -> list[ast.stmt]:
+    a = ops[0]
+    if code in (Opcode.ADD, Opcode.SUB, Opcode.MUL, Opcode.TRUEDIV):
+        return [assign(out, _bin(code, a, ops[1]))]
+    if code is Opcode.FLOORDIV:
+        # numba's float // and % follow CPython's float_divmod, which is NumPy's npy_divmod;
+        # a zero divisor gives NumPy's inf/nan under the numpy error model both targets use.
+        return [assign(out, expr("a // b", a=a, b=ops[1]))]
+    if code is Opcode.FLOORMOD:
+        return [assign(out, expr("a % b", a=a, b=ops[1]))]
+    if code is Opcode.POW:
+        return [assign(out, cx.hooks.math("pow", ops, t))]
+    if code is Opcode.NEG:
+        return [assign(out, expr("-a", a=a))]
+    if code is Opcode.ABS:
+        return [assign(out, expr("abs(a)", a=a))]
+    raise CompileError(f"{code} on {t} is not supported by the emitter")
+
+
+def _int_op(
+    code: Opcode, ops: list[ast.expr], t: ScalarType, out: str, tmp: _Temps
+) -> list[ast.stmt]:
+    a = ops[0]
+    zero = const(0, t)
+    if code in (Opcode.ADD, Opcode.SUB, Opcode.MUL, Opcode.AND, Opcode.OR, Opcode.XOR):
+        return [assign(out, wrap(_bin(code, a, ops[1]), t))]
+    if code is Opcode.NEG:
+        return [assign(out, wrap(expr("-a", a=a), t))]
+    if code is Opcode.INVERT:
+        return [assign(out, wrap(expr("~a", a=a), t))]
+    if code is Opcode.ABS:
+        if not t.is_signed:
+            return [assign(out, a)]
+        return [assign(out, wrap(expr("-a if a < z else a", a=a, z=zero), t))]
+    b = ops[1]
+    if code in (Opcode.FLOORDIV, Opcode.FLOORMOD, Opcode.DIV, Opcode.REM):
+        return _int_division(code, a, b, t, out=out, tmp=tmp)
+    if code in (Opcode.SHL, Opcode.SHR):
+        return _shift(code, a, b, t, out=out, tmp=tmp)
+    if code is Opcode.POW:
+        return _int_pow(a, b, t, out, tmp)
+    raise CompileError(f"{code} on {t} is not supported by the emitter")
+
+
+def _int_division(
+    code: Opcode, a: ast.expr, b: ast.expr, t: ScalarType, *, out: str, tmp: _Temps
+) -> list[ast.stmt]:
+    zero, one = const(0, t), const(1, t)
+    # The IR gives 0 for a zero divisor and wraps INT_MIN // -1; the machine traps on both,
+    # so divide by a safe divisor and pick the IR's answer for those two with selects.
+    s = tmp.new()
+    if t.is_signed:
+        m1 = const(-1, t)
+        bad = expr("(b == z) | (b == m)", b=b, z=zero, m=m1)
+        stmts: list[ast.stmt] = [assign(s, expr("o if bad else b", o=one, bad=bad, b=b))]
+        edge = expr("z if b == z else T(-a)", z=zero, b=b, T=ctor(t), a=a)
+    else:
+        bad = expr("b == z", b=b, z=zero)
+        stmts = [assign(s, expr("o if bad else b", o=one, bad=bad, b=b))]
+        edge = zero
+    sv, T = name(s), ctor(t)
+    floor_like = code in (Opcode.FLOORDIV, Opcode.FLOORMOD) or not t.is_signed
+    if floor_like:
+        is_div = code in (Opcode.FLOORDIV, Opcode.DIV)
+        res = expr(f"e if bad else T(a {'//' if is_div else '%'} s)", e=edge if is_div else zero,
+                   bad=bad, T=T, a=a, s=sv)  # fmt: skip
+        stmts.append(assign(out, res))
+        return stmts
+    # Truncating from floor: when the floor remainder is non-zero and the operand signs
+    # differ, the truncated quotient is one more and the remainder one divisor less.
+    m = tmp.new()
+    stmts.append(assign(m, expr("T(a % s)", T=ctor(t), a=a, s=sv)))
+    fix = expr("(r != z) & ((a < z) != (s < z))", r=name(m), z=zero, a=a, s=sv)
+    if code is Opcode.DIV:
+        val = expr("T(a // s + o) if fix else T(a // s)", T=ctor(t), a=a, s=sv, o=one, fix=fix)
+        stmts.append(assign(out, expr("e if bad else v", e=edge, bad=bad, v=val)))
+    else:
+        val = expr("T(r - s) if fix else r", T=ctor(t), r=name(m), s=sv, fix=fix)
+        stmts.append(assign(out, expr("z if bad else v", z=zero, bad=bad, v=val)))
+    return stmts
+
+
+def _shift(
+    code: Opcode, a: ast.expr, b: ast.expr, t: ScalarType, *, out: str, tmp: _Temps
+) -> list[ast.stmt]:
+    zero, bits = const(0, t), const(t.bits, t)
+    k = tmp.new()
+    if t.is_signed:
+        ok = expr("(b >= z) & (b < n)", b=b, z=zero, n=bits)
+    else:
+        ok = expr("b < n", b=b, n=bits)
+    c = tmp.new()
+    # NumPy: a count outside [0, bits) shifts everything out (SHR of a negative gives -1).
+    safe = expr("b if k else z", b=b, k=name(k), z=zero)
+    stmts: list[ast.stmt] = [assign(k, ok), assign(c, safe)]
+    if code is Opcode.SHL:
+        res = expr("T(a << c) if k else z", T=ctor(t), a=a, c=name(c), k=name(k), z=zero)
+    elif t.is_signed:
+        edge = expr("m if a < z else z", m=const(-1, t), a=a, z=zero)
+        res = expr("T(a >> c) if k else e", T=ctor(t), a=a, c=name(c), k=name(k), e=edge)
+    else:
+        res = expr("T(a >> c) if k else z", T=ctor(t), a=a, c=name(c), k=name(k), z=zero)
+    stmts.append(assign(out, res))
+    return stmts
+
+
+def _int_pow(a: ast.expr, b: ast.expr, t: ScalarType, out: str, tmp: _Temps) -> list[ast.stmt]:
+    base, e = tmp.new(), tmp.new()
+    zero, one = const(0, t), const(1, t)
+    T = ctor(t)
+    stmts: list[ast.stmt] = [assign(out, one), assign(base, a), assign(e, b)]
+    if t.is_signed:
+        # a negative exponent: 1 for base 1, +-1 for base -1 (by parity), else 0
+        m1 = const(-1, t)
+        neg = expr(
+            "o if a == o else ((o if (b & o) == z else m) if a == m else z)",
+            o=one, a=a, b=b, z=zero, m=m1,
+        )  # fmt: skip
+        stmts.append(ast.If(expr("b < z", b=b, z=zero), [assign(out, neg), assign(e, zero)], []))
+    loop = ast.While(
+        expr("e > z", e=name(e), z=zero),
+        [
+            ast.If(
+                expr("(e & o) != z", e=name(e), o=one, z=zero),
+                [assign(out, expr("T(r * x)", T=T, r=name(out), x=name(base)))],
+                [],
+            ),
+            assign(base, expr("T(x * x)", T=T, x=name(base))),
+            assign(e, expr("T(e >> o)", T=T, e=name(e), o=one)),
+        ],
+        [],
+    )
+    stmts.append(loop)
+    return stmts
+
+
+def _load(op: Op, cx: OpContext, out: str, idx: list[ast.expr], tmp: _Temps) -> list[ast.stmt]:
+    c = cx.capture_of(op.operands[0])
+    value = cx.hooks.load(c, idx)
+    fail = cx.hooks.bounds_fail(c, idx, op.span) if idx else []
+    if not fail:
+        return [assign(out, value)]
+    t = op.result.type
+    assert isinstance(t, ScalarType)
+    ok = tmp.new()
+    conds = [
+        expr("(i >= 0) & (i < n)", i=i, n=cx.hooks.shape(c, axis)) for axis, i in enumerate(idx)
+    ]
+    test = conds[0]
+    for cond in conds[1:]:
+        test = expr("p & q", p=test, q=cond)
+    return [
+        assign(ok, test),
+        ast.If(expr("not k", k=name(ok)), fail, []),
+        assign(out, expr("v if k else z", v=value, k=name(ok), z=const(0, t))),
+    ]

@@ -1,0 +1,17 @@
+"""The valid-program corpus through cpu-par equals the IR interpreter (odd-numbered half;
+numba's parallel compile costs ~1 s per kernel, so the corpus is split over two files)."""
+
+from __future__ import annotations
+
+import pytest
+
+from offload.cpu import CPU_PAR
+from tests.corpus.valid import PROGRAMS, Program
+from tests.cpu.corpus_run import check_program
+
+pytestmark = pytest.mark.cpu
+
+
+@pytest.mark.parametrize("program", PROGRAMS[1::2], ids=repr)
+def test_corpus_program_on_cpu_par_matches_interpreter(program: Program) -> None:
+    check_program(program, CPU_PAR)
