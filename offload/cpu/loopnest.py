@@ -112,8 +112,19 @@ def kernel_function(fn: Function, hooks: CpuHooks, parallel: bool) -> list[ast.s
         nest = body
         for k in reversed(range(rank)):
             rng = "prange" if parallel and k == 0 else "range"
-            nest = [ast.For(ast.Name(f"i{k}", ast.Store()), expr(f"{rng}(n{k})"), nest, [])]
+            nest = _index_loop(k, expr(f"{rng}(n{k})"), nest)
     return [_def("kernel", params, nest)]
+
+
+def _index_loop(k: int, iterable: ast.expr, body: list[ast.stmt]) -> list[ast.stmt]:
+    """``for _rK in iterable: iK = np.int64(_rK); body``.
+
+    numba types a ``prange`` variable as unsigned in its parallel lowering; an index that
+    then meets signed int64 arithmetic (``k = i0; k += 10``) would unify to float64. The
+    IR says index parameters are i64, so the kernel says so too.
+    """
+    loop_body = [assign(f"i{k}", expr(f"np.int64(_r{k})")), *body]
+    return [ast.For(ast.Name(f"_r{k}", ast.Store()), iterable, loop_body, [])]
 
 
 def _def(fname: str, params: list[str], body: list[ast.stmt]) -> ast.stmt:
@@ -125,7 +136,7 @@ def _tiled(rank: int, body: list[ast.stmt]) -> list[ast.stmt]:
     last = rank - 1
     rows = " * ".join(f"n{k}" for k in range(last))
     inner: list[ast.stmt] = [
-        assign("q0", expr("task // tiles")),
+        assign("q0", expr("np.int64(task) // tiles")),
         assign("lo", expr(f"(task - q0 * tiles) * {TILE}")),
         assign("hi", expr(f"min(lo + {TILE}, n{last})")),
     ]
@@ -136,7 +147,7 @@ def _tiled(rank: int, body: list[ast.stmt]) -> list[ast.stmt]:
         inner.append(assign(f"q{q + 1}", expr(f"q{q} // n{k}")))
         q += 1
     inner.append(assign("i0", name(f"q{q}")))
-    inner.append(ast.For(ast.Name(f"i{last}", ast.Store()), expr("range(lo, hi)"), body, []))
+    inner.extend(_index_loop(last, expr("range(lo, hi)"), body))
     return [
         assign("tiles", expr(f"(n{last} + {TILE - 1}) // {TILE}")),
         ast.For(ast.Name("task", ast.Store()), expr(f"prange({rows} * tiles)"), inner, []),

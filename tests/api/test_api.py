@@ -147,3 +147,19 @@ def test_user_errors_show_no_offload_frames():
     frames = traceback.extract_tb(info.value.__traceback__)
     internal = [f for f in frames if "/offload/" in f.filename]
     assert {f.name for f in internal} <= {"compute_s", "_compute"}, internal
+
+
+xs = np.arange(100, dtype=np.float32)
+
+
+def strided_sum(c):
+    s = np.float32(0)
+    for k in range(c, 100, 10):  # the loop counter starts at the index parameter
+        s += xs[k]
+    return s
+
+
+@pytest.mark.parametrize("compute", COMPUTES)
+def test_loop_counter_seeded_by_index_stays_integral(compute):
+    want = np.array([xs[c::10].sum() for c in range(10)], dtype=np.float32)
+    np.testing.assert_array_equal(compute(10, strided_sum), want)
