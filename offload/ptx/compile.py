@@ -6,6 +6,8 @@ Everything numba-specific of the GPU backend is in this module.
 
 from __future__ import annotations
 
+import ast
+import dataclasses
 import functools
 import linecache
 import math
@@ -122,7 +124,22 @@ def _ptx_without_contraction(
 
 def simulator_kernel(ks: KernelSource, user_name: str) -> Any:
     """A ``numba.cuda.jit`` kernel of the same source, for the CUDA simulator (its pointer
-    parameters take flat 1-D NumPy arrays)."""
+    parameters take flat 1-D NumPy arrays).
+
+    The simulator runs the body as Python over NumPy scalars, which warn on integer
+    overflow; the IR says integers wrap silently, so the body runs under
+    ``np.errstate(all="ignore")`` (set inside the kernel: the simulator's threads do not
+    inherit the caller's error state).
+    """
     from numba import cuda
 
-    return cuda.jit(python_function(ks, user_name))  # type: ignore[no-untyped-call]
+    tree = ast.parse(ks.source)
+    kernel = tree.body[0]
+    assert isinstance(kernel, ast.FunctionDef)
+    quiet = ast.parse('with np.errstate(all="ignore"):\n    pass').body[0]
+    assert isinstance(quiet, ast.With)
+    quiet.body = kernel.body
+    kernel.body = [quiet]
+    source = ast.unparse(ast.fix_missing_locations(tree))
+    sim = dataclasses.replace(ks, source=source)
+    return cuda.jit(python_function(sim, user_name))  # type: ignore[no-untyped-call]
