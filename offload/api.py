@@ -32,6 +32,19 @@ def _normalise_shape(shape: Any) -> tuple[int, ...]:
 
 
 def _split_target(shape_or_delayed: Any, fn: Any) -> tuple[tuple[int, ...], Any]:
+    # Fast lane for the usual call, an int or a tuple of plain non-negative ints and a
+    # callable: no import, no list; anything else takes the checking path below.
+    t = type(shape_or_delayed)
+    if fn is not None and callable(fn):
+        if t is int:
+            if shape_or_delayed >= 0:
+                return (shape_or_delayed,), fn
+        elif t is tuple:
+            for n in shape_or_delayed:
+                if type(n) is not int or n < 0:
+                    break
+            else:
+                return shape_or_delayed, fn
     from offload.delayed import Delayed
 
     if isinstance(shape_or_delayed, Delayed):

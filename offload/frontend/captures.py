@@ -8,7 +8,7 @@ global or a changed closure cell never gives a stale result.
 from __future__ import annotations
 
 import types
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -80,6 +80,98 @@ def capture_type_key(values: Sequence[object]) -> tuple[object, ...]:
 def fetch_captures(target: object, captures: Sequence[CapturePath]) -> list[object]:
     """The current values of ``captures`` (in ``Function.captures`` order)."""
     return [path.fetch(target) for path in captures]
+
+
+Fetcher = Callable[[object], list[object]]
+
+
+def make_fetcher(captures: Sequence[CapturePath]) -> Fetcher:
+    """A function returning the current values of ``captures`` from a root, equivalent to
+    ``fetch_captures`` but generated as one straight-line expression per capture: the warm
+    path reads captures on every call, and walking the steps in a loop costs more than the
+    reads themselves."""
+    namespace: dict[str, object] = {"_getattr": getattr}
+    items: list[str] = []
+    for k, path in enumerate(captures):
+        expr = "root"
+        for j, (kind, arg) in enumerate(path.steps):
+            if kind == "closure":
+                expr = f"{expr}.__closure__[{int(arg)}].cell_contents"  # type: ignore[call-overload]
+            elif kind == "global":
+                name = f"_g{k}_{j}"
+                namespace[name] = arg
+                expr = f"{expr}.__globals__[{name}]"
+            elif kind == "attr":
+                name = f"_a{k}_{j}"
+                namespace[name] = str(arg)
+                expr = f"_getattr({expr}, {name})"
+            else:
+                name = f"_c{k}_{j}"
+                namespace[name] = arg
+                expr = name
+        items.append(expr)
+    code = f"def fetch(root):\n    return [{', '.join(items)}]\n"
+    exec(compile(code, "<offload capture fetcher>", "exec"), namespace)
+    fetch: Fetcher = namespace["fetch"]  # type: ignore[assignment]
+    return fetch
+
+
+class TypeGuard:
+    """Re-validates a capture type key without rebuilding it.
+
+    ``capture_type_key`` depends only on each value's type, plus dtype and rank for arrays
+    (both can change on one object: ``a.shape = ...`` reshapes in place). A guard built from
+    one call's values says whether another call's values have the same key: ``holds`` is a
+    generated straight-line check, one ``type(v) is T`` per value and a rank and dtype test
+    per array. It never holds the values, so it neither keeps a rebound array alive nor can
+    it make a value stale (the values passed on are always the freshly fetched ones)."""
+
+    __slots__ = ("arrays", "holds", "types")
+
+    def __init__(self, types_: tuple[type, ...], arrays: tuple[tuple[int, Any, int], ...]):
+        self.types = types_
+        self.arrays = arrays
+        """(capture index, dtype, ndim) of each array capture."""
+        namespace: dict[str, object] = {}
+        tests = [f"len(v) == {len(types_)}"]
+        for k, t in enumerate(types_):
+            namespace[f"T{k}"] = t
+            tests.append(f"type(v[{k}]) is T{k}")
+        for k, dtype, ndim in arrays:
+            namespace[f"D{k}"] = dtype
+            tests.append(f"v[{k}].ndim == {ndim}")
+            tests.append(f"(v[{k}].dtype is D{k} or v[{k}].dtype == D{k})")
+        code = f"def holds(v):\n    return {' and '.join(tests)}\n"
+        exec(compile(code, "<offload type guard>", "exec"), namespace)
+        self.holds: Callable[[Sequence[object]], bool] = namespace["holds"]  # type: ignore[assignment]
+        """Whether a call's values have the type key the guard was built from."""
+
+
+def type_guard(values: Sequence[object]) -> TypeGuard | None:
+    """A ``TypeGuard`` for ``values``, or ``None`` where a value's key is not a function of
+    its type (and dtype/rank for arrays), e.g. a datetime64 scalar whose unit is per value."""
+    arrays: list[tuple[int, Any, int]] = []
+    for k, v in enumerate(values):
+        kind = capture_kind(v)
+        tag = kind[0]
+        if tag == "array":
+            if not _array_by_type(type(v)):
+                return None  # is_array answered for this instance, not for its type
+            arr: Any = v
+            arrays.append((k, arr.dtype, int(arr.ndim)))
+        elif tag == "np":
+            generic: Any = v
+            if np.dtype(type(generic)).str != generic.dtype.str:
+                return None
+        elif tag == "object":
+            return None  # keyed by type, but whether it is an array can be per instance
+    return TypeGuard(tuple(map(type, values)), tuple(arrays))
+
+
+def _array_by_type(t: type) -> bool:
+    return issubclass(t, np.ndarray) or any(
+        hasattr(t, name) for name in ("__cuda_array_interface__", "__array_interface__")
+    )
 
 
 def capture_ir_type(value: object) -> tuple[ArrayType | ScalarType, bool] | None:

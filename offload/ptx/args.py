@@ -1,15 +1,22 @@
 """The pre-built argument packer of a loaded kernel.
 
-``cuLaunchKernel`` takes an array of pointers to the argument values. ``ArgBuffer`` builds
-that array once per kernel over one ctypes slot per parameter, and a generated ``fill``
-function (straight-line code, one assignment per parameter) writes a call's values into
-the slots. A warm launch is then: fill, one driver call. The driver copies the values at
-launch, so the buffer is reusable at once; a lock keeps concurrent launchers apart.
+``cuLaunchKernel`` takes an array of pointers to the argument values. ``ArgBuffer`` lays
+every parameter out once per kernel in one byte buffer (C alignment), builds that pointer
+array over it, and generates a ``fill`` function that writes a call's values with a single
+``struct.pack_into`` (one C call instead of a ctypes attribute store per parameter). A warm
+launch is then: fill, one driver call. The driver copies the values at launch, so the
+buffer is reusable at once; a lock keeps concurrent launchers apart.
+
+What ``fill`` takes (the contract with ``GPUBackend.prepare_captures``): an array capture
+is an ``ArrayArg`` tuple (``offload.runtime.views``: pointer, shape, element strides,
+owner); a scalar capture is the value itself; outputs are whatever ``output_pointer``
+accepts.
 """
 
 from __future__ import annotations
 
 import ctypes
+import struct
 import threading
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -21,8 +28,23 @@ from offload.runtime.memory import output_pointer
 
 Fill = Callable[[tuple[int, ...], Sequence[Any], Sequence[Any]], None]
 
+_STRUCT_CODES = {
+    ctypes.c_int64: "q",
+    ctypes.c_uint64: "Q",
+    ctypes.c_double: "d",
+    ctypes.c_float: "f",
+    ctypes.c_int32: "i",
+    ctypes.c_uint32: "I",
+    ctypes.c_int16: "h",
+    ctypes.c_uint16: "H",
+    ctypes.c_int8: "b",
+    ctypes.c_uint8: "B",
+    ctypes.c_bool: "?",
+}
 
-def _ctype(kind: ParamKind, dtype: np.dtype[Any] | None) -> Any:
+
+def param_ctype(kind: ParamKind, dtype: np.dtype[Any] | None) -> Any:
+    """The ctypes type of a kernel parameter's value."""
     if kind in (ParamKind.EXTENT, ParamKind.CAP_EXTENT, ParamKind.CAP_STRIDE):
         return ctypes.c_int64
     if kind in (ParamKind.OUT, ParamKind.PTR, ParamKind.ERR):
@@ -37,32 +59,70 @@ def _value_expr(kind: ParamKind, index: int, axis: int) -> str:
     if kind == ParamKind.OUT:
         return f"out_ptr(outs[{index}])"
     if kind == ParamKind.PTR:
-        return f"caps[{index}].ptr"
+        return f"c{index}[0]"
     if kind == ParamKind.CAP_EXTENT:
-        return f"caps[{index}].shape[{axis}]"
+        return f"c{index}[1][{axis}]"
     if kind == ParamKind.CAP_STRIDE:
-        return f"caps[{index}].strides[{axis}]"
+        return f"c{index}[2][{axis}]"
     if kind == ParamKind.SCALAR:
         return f"caps[{index}]"
     return "err_ptr"
 
 
 class ArgBuffer:
-    """Argument slots for one kernel and the generated function that fills them."""
+    """Argument storage for one kernel and the generated function that fills it."""
 
     def __init__(self, ks: KernelSource, err_ptr: int = 0) -> None:
-        self.slots = [_ctype(p.kind, p.dtype)() for p in ks.params]
-        self.pointers = (ctypes.c_void_p * max(1, len(self.slots)))(
-            *[ctypes.addressof(s) for s in self.slots]
-        )
+        ctypes_ = [param_ctype(p.kind, p.dtype) for p in ks.params]
+        offsets: list[int] = []
+        end = 0
+        for ct in ctypes_:
+            align = ctypes.alignment(ct)
+            end = -(-end // align) * align
+            offsets.append(end)
+            end += ctypes.sizeof(ct)
+        self.storage = (ctypes.c_char * max(end, 8))()
+        base = ctypes.addressof(self.storage)
+        self.slots = [
+            ct.from_buffer(self.storage, off) for ct, off in zip(ctypes_, offsets, strict=True)
+        ]
+        """One ctypes view per parameter (the slow, converting fill writes through them)."""
+        self.pointers = (ctypes.c_void_p * max(1, len(ctypes_)))(*[base + o for o in offsets])
         self.address = ctypes.addressof(self.pointers)
         """What ``cuLaunchKernel`` takes as ``kernelParams``."""
         self.lock = threading.Lock()
-        lines = ["def fill(shape, outs, caps):"]
-        for k, p in enumerate(ks.params):
-            lines.append(f"    s{k}.value = {_value_expr(p.kind, p.index, p.axis)}")
-        lines.append("    return None")
+        exprs = [_value_expr(p.kind, p.index, p.axis) for p in ks.params]
+        arrays = sorted({p.index for p in ks.params if p.kind == ParamKind.PTR})
+        head = ["def fill(shape, outs, caps):"]
+        head += [f"    c{k} = caps[{k}]" for k in arrays]
         namespace: dict[str, Any] = {"out_ptr": output_pointer, "err_ptr": err_ptr}
+        codes = [_STRUCT_CODES.get(ct) for ct in ctypes_]
+        if all(c is not None for c in codes):
+            fmt, prev_end = "=", 0
+            for off, ct, code in zip(offsets, ctypes_, codes, strict=True):
+                fmt += "x" * (off - prev_end) + str(code)  # explicit C padding
+                prev_end = off + ctypes.sizeof(ct)
+            assert struct.calcsize(fmt) == end
+            namespace["pack"] = struct.Struct(fmt).pack_into
+            namespace["storage"] = self.storage
+            fast = [*head, f"    pack(storage, 0, {', '.join(exprs)})", "    return None"]
+        else:  # a parameter type struct cannot pack (e.g. complex): ctypes stores only
+            fast = [*head, *(f"    s{k}.value = {e}" for k, e in enumerate(exprs))]
+            fast.append("    return None")
+        slow = ["def fill_slow(shape, outs, caps):", *head[1:]]
+        slow += [f"    s{k}.value = {e}" for k, e in enumerate(exprs)]
+        slow.append("    return None")
         namespace.update({f"s{k}": s for k, s in enumerate(self.slots)})
-        exec(compile("\n".join(lines) + "\n", f"<offload args {ks.name}>", "exec"), namespace)
-        self.fill: Fill = namespace["fill"]
+        source = "\n".join(fast) + "\n" + "\n".join(slow) + "\n"
+        exec(compile(source, f"<offload args {ks.name}>", "exec"), namespace)
+        self._fast: Fill = namespace["fill"]
+        self._slow: Fill = namespace["fill_slow"]
+
+    def fill(self, shape: tuple[int, ...], outs: Sequence[Any], captures: Sequence[Any]) -> None:
+        """Write one launch's values (``captures`` as ``prepare_captures`` returns them)."""
+        try:
+            self._fast(shape, outs, captures)
+        except (struct.error, OverflowError):
+            # A value struct refuses (an out-of-range int, a float too large for float32):
+            # store through ctypes, which converts (and refuses) as the kernel's types do.
+            self._slow(shape, outs, captures)

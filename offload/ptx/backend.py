@@ -24,9 +24,9 @@ from offload.ptx.compile import compile_ptx, simulator_kernel, tool_versions
 from offload.ptx.kernel_source import KernelSource, build_kernel_source
 from offload.ptx.launch import GPUKernel, SimKernel
 from offload.runtime.gpu import device_info, load_cupy
-from offload.runtime.memory import allocate_managed, frozen_table, input_view
+from offload.runtime.memory import ManagedBuffer, ManagedPool, frozen_table, input_view, prefetch
 from offload.runtime.pool import DevicePool
-from offload.runtime.views import cuda_array_view
+from offload.runtime.views import cupy_arg, strides_in_elements, view_arg
 
 Mode = Literal["unified", "device"]
 
@@ -55,6 +55,10 @@ class GPUBackend:
         self._loaded: dict[str, GPUKernel] = {}
         """Cache key -> loaded kernel (the in-process level above the PTX cache)."""
         self._pool: DevicePool | None = None
+        self._managed: ManagedPool | None = None
+        self._cp: Any = None
+        """The ``cupy`` module once the first GPU call has loaded it."""
+        self._frozen = frozen_table()
 
     # -- Backend protocol ----------------------------------------------------------------
 
@@ -87,29 +91,54 @@ class GPUBackend:
 
     def allocate(self, shape: tuple[int, ...], dtypes: Sequence[np.dtype[Any]]) -> list[Any]:
         """Fresh C-contiguous results: managed NumPy arrays, pooled CuPy arrays, or (under
-        the simulator) plain NumPy arrays."""
+        the simulator) plain NumPy arrays. Both GPU modes allocate from a pool."""
         if self.simulator:
             return [np.empty(shape, dtype=dt) for dt in dtypes]
-        cp = load_cupy()
         if self.mode == "unified":
-            return [allocate_managed(cp, shape, np.dtype(dt)) for dt in dtypes]
+            managed = self.managed_pool()
+            return [managed.empty(shape, np.dtype(dt)) for dt in dtypes]
         pool = self.pool()
         return [pool.empty(shape, np.dtype(dt)) for dt in dtypes]
 
     def prepare_captures(self, captures: Sequence[Any]) -> list[Any]:
-        """Arrays -> ``DeviceView``s on the device (copied unless already there, managed or
-        frozen with ``use``); scalars pass through."""
+        """Arrays -> ``ArrayArg`` tuples on the device (copied unless already there,
+        managed or frozen with ``use``); scalars pass through.
+
+        The common warm cases are recognised by exact type, cheapest first: a CuPy array,
+        a whole managed result (its pointer from its owner, not ``__array_interface__``),
+        a frozen host array (its cached copy); anything else takes ``input_view``."""
         if self.simulator:
             return [self._host(c) for c in captures]
-        cp = load_cupy()
+        cp = self._cp or self._bind_cupy()
         cupy_array = cp.ndarray
         out: list[Any] = []
+        stream_ptr = -1
         for c in captures:
-            if type(c) is cupy_array:  # the warm device-mode path: no dict, no stream
-                out.append(cuda_array_view(c))
+            t = type(c)
+            if t is cupy_array:
+                out.append(cupy_arg(c))
+            elif t is np.ndarray and c.ndim > 0:
+                if stream_ptr < 0:
+                    stream_ptr = int(cp.cuda.get_current_stream().ptr)
+                owner = getattr(c.base, "offload_owner", None)
+                if (
+                    type(owner) is ManagedBuffer
+                    and c.nbytes == owner.nbytes
+                    and (c.flags.c_contiguous or c.flags.f_contiguous)
+                ):
+                    # Contiguous and as large as its block: it starts where the block does.
+                    prefetch(cp, owner, stream_ptr)
+                    out.append((owner.ptr, c.shape, strides_in_elements(c.strides, c.itemsize), c))
+                    continue
+                copy = self._frozen.lookup(cp, c) if not c.flags.writeable else None
+                if copy is not None:
+                    out.append(cupy_arg(copy))
+                else:
+                    out.append(view_arg(input_view(cp, c, stream_ptr, self._frozen)))
             elif _is_array(c):
-                stream_ptr = int(cp.cuda.get_current_stream().ptr)
-                out.append(input_view(cp, c, stream_ptr, frozen_table()))
+                if stream_ptr < 0:
+                    stream_ptr = int(cp.cuda.get_current_stream().ptr)
+                out.append(view_arg(input_view(cp, c, stream_ptr, self._frozen)))
             else:
                 out.append(c)
         return out
@@ -122,9 +151,20 @@ class GPUBackend:
         return cache_key(print_function(fn), arg_types, options.key(), cc, tool_versions())
 
     def pool(self) -> DevicePool:
+        """Device mode's pool of device blocks."""
         if self._pool is None:
             self._pool = DevicePool(load_cupy())
         return self._pool
+
+    def managed_pool(self) -> ManagedPool:
+        """Unified mode's pool of managed blocks."""
+        if self._managed is None:
+            self._managed = ManagedPool(load_cupy())
+        return self._managed
+
+    def _bind_cupy(self) -> Any:
+        self._cp = load_cupy()
+        return self._cp
 
     @staticmethod
     def _compile_entry(

@@ -2,7 +2,7 @@
 
 The warm path is ``GPUKernel.launch``: no parsing, hashing or attribute queries -- the
 loaded function, its resources and a per-parameter packer were all prepared at load time;
-launch configurations are memoised per shape.
+launch configurations are memoised per shape as the six numbers the driver takes.
 """
 
 from __future__ import annotations
@@ -87,6 +87,8 @@ class GPUKernel:
             raise KernelFault(f"loading the GPU kernel of '{user_name}' failed: {exc}") from exc
         self.attributes = function_attributes(cp, self.function)
         self._configs: dict[tuple[int, ...], LaunchConfig] = {}
+        self._dims: dict[tuple[int, ...], tuple[int, int, int, int, int, int]] = {}
+        """Shape -> (grid x, y, z, block x, y, z): the warm path's one lookup."""
         self._err = cp.zeros(ERR_SLOTS, dtype=np.int64) if ks.bounds_check else None
         self._args = ArgBuffer(ks, int(self._err.data.ptr) if self._err is not None else 0)
         self._launch_kernel = cp.cuda.driver.launchKernel
@@ -110,11 +112,16 @@ class GPUKernel:
 
     def launch(self, shape: tuple[int, ...], outs: Sequence[Any], captures: Sequence[Any]) -> None:
         """Run over ``shape``: ``outs`` are results of ``GPUBackend.allocate`` (or device
-        arrays), array ``captures`` are ``DeviceView``s from ``prepare_captures``."""
-        if math.prod(shape) == 0:
-            return
-        cfg = self._configs.get(shape) or self.config(shape)
-        (gx, gy, gz), (bx, by, bz) = cfg.grid, cfg.block
+        arrays), array ``captures`` are ``ArrayArg`` tuples from ``prepare_captures``."""
+        dims = self._dims.get(shape)
+        if dims is None:
+            if math.prod(shape) == 0:
+                return
+            cfg = self.config(shape)
+            dims = (*cfg.grid, *cfg.block)
+            if len(self._dims) < 64:
+                self._dims[shape] = dims
+        gx, gy, gz, bx, by, bz = dims
         stream = self.cp.cuda.get_current_stream()
         args = self._args
         try:

@@ -11,6 +11,7 @@
 
 from __future__ import annotations
 
+import ctypes
 import functools
 import math
 import weakref
@@ -19,6 +20,7 @@ from typing import Any
 
 import numpy as np
 
+from offload.runtime.pool import size_class
 from offload.runtime.views import DeviceView, c_strides, cuda_array_view, element_strides
 
 MIB = 1 << 20
@@ -31,19 +33,41 @@ def safety_margin(total: int) -> int:
 
 
 class ManagedBuffer:
-    """Owner of one managed allocation; NumPy views point into it via ``__array_interface__``."""
+    """Owner of one managed allocation: NumPy arrays over it keep it alive (through the
+    ctypes block their ``.base`` chain ends in), and its death hands the block back to its
+    pool (``__del__``: cheaper than a ``weakref.finalize`` per result)."""
 
-    __slots__ = ("__weakref__", "mem", "nbytes", "ptr")
+    __slots__ = ("__weakref__", "mem", "nbytes", "pool", "ptr", "size")
 
-    def __init__(self, mem: Any, nbytes: int) -> None:
+    def __init__(
+        self, mem: Any, nbytes: int, pool: ManagedPool | None = None, size: int = 0
+    ) -> None:
         self.mem = mem
         """The CuPy ``MemoryPointer``; freeing it frees the allocation."""
         self.nbytes = nbytes
+        """Bytes the array over it uses (the block may be larger: ``size``)."""
         self.ptr = int(mem.ptr)
+        self.pool = pool
+        self.size = size
 
     @property
     def __array_interface__(self) -> dict[str, Any]:
         return {"shape": (self.nbytes,), "typestr": "|u1", "data": (self.ptr, False), "version": 3}
+
+    def __del__(self) -> None:
+        pool = self.pool
+        if pool is not None:
+            pool.release(self.mem, self.size)
+
+
+def _array_over(
+    buf: ManagedBuffer, shape: tuple[int, ...], dtype: np.dtype[Any]
+) -> np.ndarray[Any, Any]:
+    # A ctypes block over the memory gives NumPy a buffer in one call (building the array
+    # from ``__array_interface__`` costs ~3 us); the block carries the owner.
+    raw: Any = (ctypes.c_char * max(buf.nbytes, 1)).from_address(buf.ptr)
+    raw.offload_owner = buf
+    return np.ndarray(shape, dtype, buffer=raw)
 
 
 def managed_buffer(x: np.ndarray[Any, Any]) -> ManagedBuffer | None:
@@ -51,15 +75,24 @@ def managed_buffer(x: np.ndarray[Any, Any]) -> ManagedBuffer | None:
     base: object = x
     while isinstance(base, np.ndarray):
         base = base.base
-    return base if isinstance(base, ManagedBuffer) else None
+    if isinstance(base, ManagedBuffer):
+        return base
+    owner = getattr(base, "offload_owner", None)
+    return owner if isinstance(owner, ManagedBuffer) else None
 
 
-def allocate_managed(cp: Any, shape: tuple[int, ...], dtype: np.dtype[Any]) -> np.ndarray[Any, Any]:
-    """A C-contiguous NumPy array of ``shape`` over fresh managed memory.
+def managed_pointer(x: np.ndarray[Any, Any]) -> int | None:
+    """The address of a C-contiguous managed array covering its whole allocation (a
+    ``compute_g`` result as returned), or ``None``: the warm path's pointer query, since
+    ``x.__array_interface__`` costs more than a microsecond. A contiguous array exactly as
+    large as its allocation starts at the allocation's start."""
+    owner = getattr(x.base, "offload_owner", None)
+    if type(owner) is ManagedBuffer and x.nbytes == owner.nbytes and x.flags.c_contiguous:
+        return owner.ptr
+    return None
 
-    Raises ``MemoryError`` naming the sizes if it would not fit in free device memory with
-    the safety margin."""
-    nbytes = math.prod(shape) * dtype.itemsize
+
+def _check_free(cp: Any, nbytes: int) -> None:
     free, total = (int(v) for v in cp.cuda.runtime.memGetInfo())
     margin = safety_margin(total)
     if nbytes + margin > free:
@@ -69,10 +102,68 @@ def allocate_managed(cp: Any, shape: tuple[int, ...], dtype: np.dtype[Any]) -> n
             f"{margin / MIB:.0f} MiB are kept as a safety margin (oversubscribing managed "
             "memory can hang the GPU); use device mode or a smaller problem"
         )
-    mem = cp.cuda.malloc_managed(max(nbytes, 1))
-    buf = ManagedBuffer(mem, nbytes)
-    flat = np.asarray(buf)
-    return flat.view(dtype).reshape(shape)
+
+
+def allocate_managed(cp: Any, shape: tuple[int, ...], dtype: np.dtype[Any]) -> np.ndarray[Any, Any]:
+    """A C-contiguous NumPy array of ``shape`` over fresh managed memory (no pool).
+
+    Raises ``MemoryError`` naming the sizes if it would not fit in free device memory with
+    the safety margin."""
+    nbytes = math.prod(shape) * dtype.itemsize
+    _check_free(cp, nbytes)
+    return _array_over(ManagedBuffer(cp.cuda.malloc_managed(max(nbytes, 1)), nbytes), shape, dtype)
+
+
+class ManagedPool:
+    """Unified mode's results: managed blocks in size classes (as ``DevicePool``), handed
+    back when the last array over one dies.
+
+    ``cudaMallocManaged`` and the ``cudaFree`` of a dead result (which synchronises the
+    device) would otherwise cost more than the kernel at small sizes. The free-memory check
+    runs before every *new* managed allocation, exactly as ``allocate_managed`` does; a
+    block taken from the free list is not a new allocation (the device already counts it
+    as used), so it needs none. A check that fails first releases the cached blocks and
+    asks again, so the pool never turns a fitting request into a ``MemoryError``."""
+
+    def __init__(self, cp: Any) -> None:
+        self._cp = cp
+        self._free: dict[int, list[Any]] = {}
+        self.cached_bytes = 0
+        """Bytes held in free lists (not in use)."""
+        self.hits = 0
+        self.misses = 0
+
+    def release(self, mem: Any, size: int) -> None:
+        """Take back a block whose last array died."""
+        self._free.setdefault(size, []).append(mem)
+        self.cached_bytes += size
+
+    def empty(self, shape: tuple[int, ...], dtype: np.dtype[Any]) -> np.ndarray[Any, Any]:
+        """A C-contiguous NumPy array of ``shape`` over a pooled managed block."""
+        nbytes = math.prod(shape) * dtype.itemsize
+        size = size_class(nbytes)
+        free = self._free.get(size)
+        if free:
+            mem = free.pop()
+            self.cached_bytes -= size
+            self.hits += 1
+        else:
+            if self.cached_bytes:
+                try:
+                    _check_free(self._cp, size)
+                except MemoryError:
+                    self.free_all()
+                    _check_free(self._cp, size)
+            else:
+                _check_free(self._cp, size)
+            mem = self._cp.cuda.malloc_managed(size)
+            self.misses += 1
+        return _array_over(ManagedBuffer(mem, nbytes, self, size), shape, dtype)
+
+    def free_all(self) -> None:
+        """Release every cached block to the driver."""
+        self._free.clear()
+        self.cached_bytes = 0
 
 
 def prefetch(cp: Any, buf: ManagedBuffer, stream_ptr: int, device: int = 0) -> None:
@@ -166,10 +257,16 @@ def input_view(
 def output_pointer(x: Any) -> int:
     """The device address of output array ``x`` (a managed NumPy array, a device array or a
     ``DeviceView``), which must be C-contiguous; the warm path, so no view is built."""
+    t = type(x)
+    if t is np.ndarray:
+        owner = getattr(x.base, "offload_owner", None)
+        if type(owner) is ManagedBuffer and x.nbytes == owner.nbytes and x.flags.c_contiguous:
+            return owner.ptr  # a result as allocated (see managed_pointer)
     if isinstance(x, DeviceView):
         return x.ptr
-    if type(x).__name__ == "ndarray" and type(x).__module__.startswith("cupy"):
-        if not x.flags.c_contiguous:
+    if t.__name__ == "ndarray" and t.__module__.startswith("cupy"):
+        contiguous = getattr(x, "_c_contiguous", None)  # CuPy's flag, without a Flags object
+        if not (x.flags.c_contiguous if contiguous is None else contiguous):
             raise ValueError("compute_g out= arrays must be C-contiguous")
         return int(x.data.ptr)
     if isinstance(x, np.ndarray):

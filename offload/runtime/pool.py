@@ -9,7 +9,6 @@ a second failure is a ``MemoryError`` naming the sizes.
 from __future__ import annotations
 
 import math
-import weakref
 from collections import defaultdict
 from typing import Any
 
@@ -28,13 +27,18 @@ def size_class(nbytes: int) -> int:
 
 
 class _Lease:
-    """Owner of one pooled block while an array uses it; returns it to the pool on death."""
+    """Owner of one pooled block while an array uses it; returns it to the pool on death
+    (``__del__``: a ``weakref.finalize`` per result costs microseconds on the warm path)."""
 
-    __slots__ = ("__weakref__", "mem")
+    __slots__ = ("__weakref__", "mem", "pool", "size")
 
     def __init__(self, pool: DevicePool, mem: Any, size: int) -> None:
         self.mem = mem
-        weakref.finalize(self, pool._release, mem, size)
+        self.pool = pool
+        self.size = size
+
+    def __del__(self) -> None:
+        self.pool._release(self.mem, self.size)
 
 
 class DevicePool:

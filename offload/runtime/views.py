@@ -37,6 +37,38 @@ class DeviceView:
         """Whatever owns the memory; held for as long as the view is in use."""
 
 
+ArrayArg = tuple[int, tuple[int, ...], tuple[int, ...], object]
+"""A captured array as a kernel launch reads it: device pointer, extents, strides in
+elements, and whatever keeps the memory alive until the launch (a tuple: one is built per
+array per call, and a tuple is the cheapest object to build)."""
+
+_ELEMENT_STRIDES: dict[tuple[tuple[int, ...], int], tuple[int, ...]] = {}
+"""(byte strides, itemsize) -> element strides, for the shapes of arrays seen so far."""
+
+
+def view_arg(view: DeviceView) -> ArrayArg:
+    """A ``DeviceView`` as an ``ArrayArg``."""
+    return (view.ptr, view.shape, view.strides, view.keep)
+
+
+def strides_in_elements(byte_strides: tuple[int, ...], itemsize: int) -> tuple[int, ...]:
+    """``element_strides`` memoised (a dict hit is cheaper than dividing every call)."""
+    key = (byte_strides, itemsize)
+    out = _ELEMENT_STRIDES.get(key)
+    if out is None:
+        out = element_strides(byte_strides, itemsize, "device array")
+        if len(_ELEMENT_STRIDES) >= 4096:  # bounded: many distinct shapes, rarely reused
+            _ELEMENT_STRIDES.clear()
+        _ELEMENT_STRIDES[key] = out
+    return out
+
+
+def cupy_arg(x: Any) -> ArrayArg:
+    """A CuPy array as an ``ArrayArg`` (the warm device-mode path: read straight from the
+    array, no ``__cuda_array_interface__`` dict)."""
+    return (x.data.ptr, x.shape, strides_in_elements(x.strides, x.itemsize), x)
+
+
 def element_strides(byte_strides: tuple[int, ...], itemsize: int, what: str) -> tuple[int, ...]:
     """Byte strides -> element strides; an unaligned stride cannot be indexed by a typed
     pointer and is an error (the caller copies instead where it can)."""
