@@ -76,6 +76,7 @@ class RangeFacts:
         self._idom = immediate_dominators(fn)
         self._preds = predecessors(fn)
         self._defs = {op.result: op for op in fn.ops()}
+        self._narrowing = False
         for k, p in enumerate(fn.params):
             if _ranged(p):
                 assert isinstance(p.type, ScalarType)
@@ -83,6 +84,12 @@ class RangeFacts:
         changes: dict[Value, int] = {}
         for _ in range(max_rounds):
             if not self._round(changes):
+                # Descending rounds from the post-fixpoint: recompute block arguments from
+                # their incoming values alone, which undoes imprecision that widening added
+                # (a counter bounded by its loop test). Each round stays sound.
+                self._narrowing = True
+                for _ in range(3):
+                    self._round(changes)
                 return
         # No fixpoint in time (should not happen with widening): forget everything learnt.
         self.values = {v: type_range(v.type) for v in self.values if isinstance(v.type, ScalarType)}
@@ -168,7 +175,9 @@ class RangeFacts:
             old = self.values.get(arg)
             if joined is None or joined == old:
                 continue
-            if old is not None:
+            if old is not None and self._narrowing:
+                joined = joined.intersect(old) or old
+            elif old is not None:
                 joined = joined.union(old)
                 changes[arg] = changes.get(arg, 0) + 1
                 if changes[arg] > 3:
@@ -179,8 +188,9 @@ class RangeFacts:
                         full.lo if joined.lo < old.lo else joined.lo,
                         full.hi if joined.hi > old.hi else joined.hi,
                     )
-            self.values[arg] = joined
-            changed = True
+            if joined != old:
+                self.values[arg] = joined
+                changed = True
         return changed
 
     def _edge_facts(self, pred: Block, block: Block) -> Env | None:

@@ -1,0 +1,81 @@
+"""Common subexpression elimination / global value numbering (pass ``cse``).
+
+A walk over the dominator tree with a scoped table of ``(opcode, operands, attrs, type)``
+keys: an op equal to one in a dominating position is replaced by it. Every op is pure
+(``LOAD`` too: captured arrays are read-only), so any two equal ops compute one value.
+Commutative ops key on their operands in a canonical order.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+from offload.ir.cfg import dominator_tree
+from offload.ir.core import Block, Function, Op, Value
+from offload.ir.ops import COMMUTATIVE
+from offload.opt.clone import clone_function
+from offload.opt.util import remove_unreachable, replace_uses, resolve
+from offload.options import CompileOptions
+
+
+def _attr_key(value: Any) -> Any:
+    # 0.0 == -0.0 and nan != nan in Python: key floats by their exact text instead.
+    if isinstance(value, float):
+        return ("float", math.copysign(1.0, value), repr(value))
+    return (type(value).__name__, value)
+
+
+def op_key(op: Op, number: dict[Value, int]) -> tuple[Any, ...]:
+    """The value-numbering key of ``op`` given a numbering of its operands."""
+    operands = [number.get(v, id(v)) for v in op.operands]
+    if op.opcode in COMMUTATIVE:
+        operands.sort()
+    attrs = tuple(sorted((k, _attr_key(v)) for k, v in op.attrs.items()))
+    return (op.opcode, tuple(operands), attrs, str(op.result.type))
+
+
+@dataclass(frozen=True)
+class CommonSubexpressions:
+    """Dominator-based value numbering: reuse the dominating copy of an equal op."""
+
+    name = "cse"
+
+    @classmethod
+    def from_options(cls, options: CompileOptions) -> CommonSubexpressions:
+        return cls()
+
+    def run(self, fn: Function) -> Function:
+        fn = clone_function(fn)
+        remove_unreachable(fn)
+        children = dominator_tree(fn)
+        number: dict[Value, int] = {}
+        for k, block in enumerate(fn.blocks):
+            for j, arg in enumerate(block.args):
+                number[arg] = -(k * 1000 + j + 1)
+        mapping: dict[Value, Value] = {}
+        counter = 0
+        # Iterative walk: (block, scope) pairs; a scope is a chain of dicts.
+        stack: list[tuple[Block, list[dict[tuple[Any, ...], Value]]]] = [(fn.entry, [{}])]
+        while stack:
+            block, scopes = stack.pop()
+            table: dict[tuple[Any, ...], Value] = {}
+            chain = [*scopes, table]
+            kept = []
+            for op in block.ops:
+                op.operands = [resolve(mapping, v) for v in op.operands]
+                key = op_key(op, number)
+                found = next((s[key] for s in reversed(chain) if key in s), None)
+                if found is not None:
+                    mapping[op.result] = found
+                    continue
+                table[key] = op.result
+                counter += 1
+                number[op.result] = counter
+                kept.append(op)
+            block.ops = kept
+            for child in reversed(children.get(block, [])):
+                stack.append((child, chain))
+        replace_uses(fn, mapping)
+        return fn

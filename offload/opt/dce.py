@@ -1,0 +1,71 @@
+"""Dead code elimination (pass ``dce``).
+
+Removes unreachable blocks, ops whose results are never used (``LOAD``s included: they have
+no effect), and block arguments that no live op, branch condition or return needs, together
+with the values passed to them. Liveness starts at returns and branch conditions and flows
+backwards through operands and through edges into live block arguments.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from offload.ir.core import Branch, Function, Jump, Return, Value
+from offload.opt.clone import clone_function
+from offload.opt.util import definitions, drop_block_args, remove_unreachable
+from offload.options import CompileOptions
+
+
+def live_values(fn: Function) -> set[Value]:
+    """The values a return or a branch condition needs, transitively."""
+    defs = definitions(fn)
+    # For each block argument, the values passed to it along every edge.
+    feeds: dict[Value, list[Value]] = {}
+    work: list[Value] = list(fn.params)
+    for block in fn.blocks:
+        t = block.terminator
+        edges: list[tuple[list[Value], list[Value]]] = []
+        if isinstance(t, Return):
+            work.extend(t.values)
+        elif isinstance(t, Branch):
+            work.append(t.cond)
+            edges = [(t.then_target.args, t.then_args), (t.else_target.args, t.else_args)]
+        elif isinstance(t, Jump):
+            edges = [(t.target.args, t.args)]
+        for params, args in edges:
+            for p, a in zip(params, args, strict=False):
+                feeds.setdefault(p, []).append(a)
+    live: set[Value] = set()
+    while work:
+        v = work.pop()
+        if v in live:
+            continue
+        live.add(v)
+        op = defs.get(v)
+        if op is not None:
+            work.extend(op.operands)
+        work.extend(feeds.get(v, ()))
+    return live
+
+
+@dataclass(frozen=True)
+class DeadCodeElimination:
+    """Remove unreachable blocks, unused ops and unused block arguments."""
+
+    name = "dce"
+
+    @classmethod
+    def from_options(cls, options: CompileOptions) -> DeadCodeElimination:
+        return cls()
+
+    def run(self, fn: Function) -> Function:
+        fn = clone_function(fn)
+        remove_unreachable(fn)
+        live = live_values(fn)
+        for block in fn.blocks:
+            block.ops = [op for op in block.ops if op.result in live]
+        for block in fn.blocks[1:]:
+            keep = [a in live for a in block.args]
+            if not all(keep):
+                drop_block_args(fn, block, keep)
+        return fn

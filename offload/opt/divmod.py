@@ -1,0 +1,296 @@
+"""divMod and index simplification (pass ``divmod``; the paper's §4.3).
+
+Rules are data (``RULES``), each with its algebra; they use integer range facts
+(``offload.analysis.ranges``) at the op's block. ``tests/opt/test_divmod_rules.py`` checks
+every rule's algebra with z3 over 64-bit vectors under the rule's preconditions.
+Turning a linear index into a multi-index and back (Repa's ``fromIndex . toIndex``)
+is removed by ``recombine`` applied repeatedly, however many dimensions.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from offload.analysis.range_transfer import transfer
+from offload.analysis.ranges import Range, RangeFacts, type_range
+from offload.ir.core import Function, Op, Value
+from offload.ir.ops import COMPARE, Opcode
+from offload.ir.types import ScalarType
+from offload.opt.clone import clone_function
+from offload.opt.poly import Expander, Poly, divide_monomial, poly_range, single_monomial
+from offload.opt.rewrite import Rewriter, Rule
+from offload.options import CompileOptions
+
+_FLOOR = {Opcode.FLOORDIV: Opcode.FLOORMOD, Opcode.DIV: Opcode.REM}
+_MOD_OF = {Opcode.FLOORMOD: Opcode.FLOORDIV, Opcode.REM: Opcode.DIV}
+
+
+class FactRewriter(Rewriter):
+    """A rewriter that knows the range facts of the function it rewrites."""
+
+    facts: RangeFacts
+    numbering: dict[Value, int]
+
+    def range(self, v: Value) -> Range:
+        """The range of integer ``v`` where the op being rewritten is."""
+        r = self.facts.range_of(v, self.block)
+        if r is None:
+            assert isinstance(v.type, ScalarType)
+            return type_range(v.type)
+        return r
+
+    def order(self, v: Value) -> int:
+        return self.numbering.setdefault(v, len(self.numbering))
+
+    def expander(self, t: ScalarType) -> Expander:
+        return Expander(t, self.def_of, self.order)
+
+    def build(self, p: Poly, t: ScalarType) -> Value:
+        """IR computing ``p`` (terms in canonical order)."""
+        total: Value | None = None
+        for m, c in sorted(p.items(), key=lambda mc: [self.order(a) for a in mc[0]]):
+            term: Value | None = None
+            for atom in m:
+                term = atom if term is None else self.emit(Opcode.MUL, [term, atom], t)
+            if term is None:
+                term = self.make_const(c, t)
+            elif c != 1:
+                term = self.emit(Opcode.MUL, [term, self.make_const(c, t)], t)
+            total = term if total is None else self.emit(Opcode.ADD, [total, term], t)
+        return total if total is not None else self.make_const(0, t)
+
+
+def _t(op: Op) -> ScalarType:
+    t = op.result.type
+    assert isinstance(t, ScalarType)
+    return t
+
+
+def _int(op: Op) -> bool:
+    return _t(op).is_int
+
+
+def _decided_compare(op: Op, rw: Rewriter) -> Value | None:
+    # a < b -> const when the ranges of a and b decide it (so select(i < 0, i + s, i) -> i
+    # for i >= 0, Python's negative-index wrap).
+    assert isinstance(rw, FactRewriter)
+    a, b = op.operands
+    if not all(isinstance(x.type, ScalarType) and not x.type.is_float for x in (a, b)):
+        return None
+    r = transfer(op, [rw.range(a), rw.range(b)], _t(op))
+    return rw.make_const(bool(r.lo), _t(op)) if r.const is not None else None
+
+
+def _decided_select(op: Op, rw: Rewriter) -> Value | None:
+    # select(c, a, b) -> a when c is always true, b when always false.
+    assert isinstance(rw, FactRewriter)
+    r = rw.range(op.operands[0])
+    return None if r.const is None else op.operands[1 if r.const else 2]
+
+
+def _pow2(op: Op, rw: Rewriter) -> int | None:
+    c = rw.const(op.operands[1])
+    t = _t(op)
+    limit = t.bits - 1 if t.is_signed else t.bits
+    if isinstance(c, int) and c > 0 and c & (c - 1) == 0 and c.bit_length() - 1 < limit:
+        return c.bit_length() - 1
+    return None
+
+
+def _floordiv_pow2(op: Op, rw: Rewriter) -> Value | None:
+    # x // 2**k -> x >> k  (every x: an arithmetic shift rounds toward -inf, like //)
+    k = _pow2(op, rw) if _int(op) else None
+    return (
+        None
+        if k is None
+        else rw.emit(Opcode.SHR, [op.operands[0], rw.make_const(k, _t(op))], _t(op))
+    )
+
+
+def _floormod_pow2(op: Op, rw: Rewriter) -> Value | None:
+    # x % 2**k -> x & (2**k - 1)  (every x: Python's % by a positive modulus is the low bits)
+    k = _pow2(op, rw) if _int(op) else None
+    mask = (1 << k) - 1 if k is not None else 0
+    return (
+        None
+        if k is None
+        else rw.emit(Opcode.AND, [op.operands[0], rw.make_const(mask, _t(op))], _t(op))
+    )
+
+
+def _nonneg_operands(op: Op, rw: Rewriter) -> bool:
+    assert isinstance(rw, FactRewriter)
+    return _int(op) and rw.range(op.operands[0]).lo >= 0 and rw.range(op.operands[1]).lo >= 1
+
+
+def _floordiv_to_div(op: Op, rw: Rewriter) -> Value | None:
+    # x // y -> div(x, y)  when x >= 0 and y >= 1 (floor and truncation agree)
+    return rw.emit(Opcode.DIV, list(op.operands), _t(op)) if _nonneg_operands(op, rw) else None
+
+
+def _floormod_to_rem(op: Op, rw: Rewriter) -> Value | None:
+    # x % y -> rem(x, y)  when x >= 0 and y >= 1
+    return rw.emit(Opcode.REM, list(op.operands), _t(op)) if _nonneg_operands(op, rw) else None
+
+
+def _split_multiple(op: Op, rw: FactRewriter) -> tuple[Poly, Poly] | None:
+    """``x = Q*n + j`` with ``0 <= j < n`` and no wrap, for ``x // n`` or ``x % n``."""
+    t = _t(op)
+    if not t.is_int:
+        return None
+    x, n = op.operands
+    ex = rw.expander(t)
+    nm = single_monomial(ex.expand(n))
+    rn = rw.range(n)
+    if nm is None or rn.lo < 1 or nm[1] == 0:
+        return None
+    q: Poly = {}
+    j: Poly = {}
+    for m, c in ex.expand(x).items():
+        rest = divide_monomial(m, nm[0])
+        if rest is not None and c % nm[1] == 0 and (rest or m == nm[0] or not m):
+            q = ex.add(q, {ex.mono(list(rest)): c // nm[1]})
+        else:
+            j = ex.add(j, {m: c})
+    rj = poly_range(j, rw.range)
+    if rj.lo < 0 or rj.hi >= rn.lo:
+        return None
+    rq = poly_range(q, rw.range)
+    total = [a * b for a in (rq.lo, rq.hi) for b in (rn.lo, rn.hi)]
+    full = type_range(t)
+    if min(total) + rj.lo < full.lo or max(total) + rj.hi > full.hi:
+        return None  # Q*n + j might wrap: the identity needs the exact value
+    if op.opcode in (Opcode.DIV, Opcode.REM) and rw.range(x).lo < 0:
+        return None
+    return q, j
+
+
+def _div_of_multiple(op: Op, rw: Rewriter) -> Value | None:
+    # (Q*n + j) // n -> Q  when 0 <= j < n and Q*n + j does not wrap
+    assert isinstance(rw, FactRewriter)
+    split = _split_multiple(op, rw)
+    return None if split is None else rw.build(split[0], _t(op))
+
+
+def _mod_of_multiple(op: Op, rw: Rewriter) -> Value | None:
+    # (Q*n + j) % n -> j  when 0 <= j < n and Q*n + j does not wrap
+    assert isinstance(rw, FactRewriter)
+    split = _split_multiple(op, rw)
+    return None if split is None else rw.build(split[1], _t(op))
+
+
+def _pow2_const(rw: Rewriter, v: Value, minus_one: bool) -> int | None:
+    c = rw.const(v)
+    if not isinstance(c, int) or isinstance(c, bool):
+        return None
+    c = c + 1 if minus_one else 1 << c if 0 <= c < 62 else 0
+    return c if c > 0 and c & (c - 1) == 0 else None
+
+
+def _division(
+    rw: FactRewriter, v: Value, ex: Expander, mod: bool
+) -> tuple[str, Value, Poly] | None:
+    """``(kind, l, m)`` if ``v`` is ``l // m`` (``mod``: ``l % m``).
+
+    Shifts and masks by powers of two count as the floor forms:
+    ``x >> k == x // 2**k`` and ``x & (2**k - 1) == x % 2**k``.
+    """
+    d = rw.def_of(v)
+    if d is None:
+        return None
+    opcodes = (Opcode.FLOORMOD, Opcode.REM) if mod else (Opcode.FLOORDIV, Opcode.DIV)
+    if d.opcode in opcodes:
+        kind = "floor" if d.opcode in (Opcode.FLOORDIV, Opcode.FLOORMOD) else "trunc"
+        return kind, d.operands[0], ex.expand(d.operands[1])
+    bit_op = Opcode.AND if mod else Opcode.SHR
+    if d.opcode is bit_op:
+        p = _pow2_const(rw, d.operands[1], minus_one=mod)
+        if p is not None:
+            return "floor", d.operands[0], {(): p}
+    return None
+
+
+def _recombine(op: Op, rw: Rewriter) -> Value | None:
+    # k*(l // m)*m + k*(l % m) -> k*l  (m != 0; with m possibly 0: k*select(m == 0, 0, l))
+    # Terms of a sum are paired anywhere in it, so fromIndex . toIndex of any rank unwinds.
+    assert isinstance(rw, FactRewriter)
+    t = _t(op)
+    if not t.is_int:
+        return None
+    ex = rw.expander(t)
+    # The op itself is not yet among the rewriter's definitions: expand its operands.
+    p = ex.add(ex.expand(op.operands[0]), ex.expand(op.operands[1]))
+    for m, c in p.items():
+        for atom in dict.fromkeys(m):
+            div = _division(rw, atom, ex, mod=False)
+            nm = single_monomial(div[2]) if div is not None else None
+            if div is None or nm is None or nm[1] == 0 or c % nm[1] != 0:
+                continue
+            if divide_monomial(m, (atom,)) != nm[0]:
+                continue  # the term is not c * (l // m) * m
+            kind, l_val, m_poly = div
+            k = ex.wrap(c // nm[1])
+            for m2, c2 in p.items():
+                mod = _division(rw, m2[0], ex, mod=True) if len(m2) == 1 else None
+                if mod != (kind, l_val, m_poly) or c2 != k:
+                    continue
+                whole: Value = l_val
+                rm = poly_range(m_poly, rw.range)
+                if rm.lo <= 0 <= rm.hi:
+                    # l // 0 == l % 0 == 0: keep that case exact.
+                    zero = rw.make_const(0, t)
+                    m_val = rw.build(m_poly, t)
+                    is_zero = rw.emit(Opcode.EQ, [m_val, zero], _bool())
+                    whole = rw.emit(Opcode.SELECT, [is_zero, zero, l_val], t)
+                rest_poly = {mm: cc for mm, cc in p.items() if mm not in (m, m2)}
+                rest_poly = ex.add(rest_poly, {(whole,): k})
+                return rw.build(rest_poly, t)
+    return None
+
+
+def _bool() -> ScalarType:
+    from offload.ir.types import BOOL
+
+    return BOOL
+
+
+Op_ = Opcode
+_CMP = "a < b -> true/false when the ranges of a and b decide it"
+RULES: tuple[Rule, ...] = (
+    *(Rule("decided-compare", c, _CMP, _decided_compare) for c in sorted(COMPARE, key=str)),
+    Rule("decided-select", Op_.SELECT, "select(c, a, b) -> a or b, c decided", _decided_select),
+    Rule("div-of-multiple", Op_.FLOORDIV, "(Q*n + j) // n -> Q  (0 <= j < n)", _div_of_multiple),
+    Rule("div-of-multiple", Op_.DIV, "div(Q*n + j, n) -> Q  (0 <= j < n)", _div_of_multiple),
+    Rule("mod-of-multiple", Op_.FLOORMOD, "(Q*n + j) % n -> j  (0 <= j < n)", _mod_of_multiple),
+    Rule("mod-of-multiple", Op_.REM, "rem(Q*n + j, n) -> j  (0 <= j < n)", _mod_of_multiple),
+    Rule("floordiv-pow2", Op_.FLOORDIV, "x // 2**k -> x >> k  (all x)", _floordiv_pow2),
+    Rule("floormod-pow2", Op_.FLOORMOD, "x % 2**k -> x & (2**k - 1)  (all x)", _floormod_pow2),
+    Rule("floordiv-nonneg", Op_.FLOORDIV, "x // y -> div(x, y) (x >= 0, y >= 1)", _floordiv_to_div),
+    Rule("floormod-nonneg", Op_.FLOORMOD, "x % y -> rem(x, y)  (x >= 0, y >= 1)", _floormod_to_rem),
+    Rule("recombine", Op_.ADD, "(l // m) * m + l % m -> l  (m != 0)", _recombine),
+)
+"""The index rules, tried in order for each opcode."""
+
+
+@dataclass(frozen=True)
+class DivModSimplification:
+    """Simplify integer division, modulo and index round trips using range facts."""
+
+    name = "divmod"
+
+    @classmethod
+    def from_options(cls, options: CompileOptions) -> DivModSimplification:
+        return cls()
+
+    def run(self, fn: Function) -> Function:
+        fn = clone_function(fn)
+        for _ in range(4):
+            rw = FactRewriter(fn, RULES)
+            rw.facts = RangeFacts(fn)
+            rw.numbering = {}
+            for block in fn.blocks:
+                for v in [*block.args, *(op.result for op in block.ops)]:
+                    rw.order(v)
+            if not rw.run():
+                break
+        return fn

@@ -1,0 +1,133 @@
+"""Loop-invariant code motion (pass ``licm``).
+
+Ops of a natural loop whose operands are all defined outside it (or are themselves
+hoisted) move to the loop's preheader, which is created when the loop has none. Every op
+is pure and only ``LOAD`` can fault (``ops.MAY_FAULT``), so non-loads move freely (they
+may then run when the loop runs zero times, harmlessly). A ``LOAD`` moves only from a block
+that surely runs on the loop's first iteration when the preheader runs: the header, and
+blocks reached from it by jumps or by a header branch that range facts decide for the
+loop's initial values (``for k in range(3)`` always enters its body).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from offload.analysis.range_transfer import transfer
+from offload.analysis.ranges import Range, RangeFacts
+from offload.ir.cfg import predecessors, reverse_postorder
+from offload.ir.core import Block, Branch, Function, Jump, Op, Value
+from offload.ir.ops import COMPARE, MAY_FAULT
+from offload.ir.types import ScalarType
+from offload.opt.clone import clone_function
+from offload.opt.util import Loop, def_blocks, edge_args, natural_loops, remove_unreachable
+from offload.options import CompileOptions
+
+
+def _preheader(fn: Function, loop: Loop) -> Block | None:
+    """The loop's preheader (a block outside it jumping only to the header), made if need be."""
+    header = loop.header
+    if header is fn.entry:
+        return None
+    outside = [p for p in predecessors(fn)[header] if p not in loop.blocks]
+    if len(outside) == 1 and isinstance(outside[0].terminator, Jump):
+        return outside[0]
+    pre = Block(args=[Value(a.type, a.hint) for a in header.args], hint="preheader")
+    pre.terminator = Jump(header, list(pre.args))
+    for p in dict.fromkeys(outside):
+        t = p.terminator
+        if isinstance(t, Jump):
+            t.target = pre
+        elif isinstance(t, Branch):
+            if t.then_target is header:
+                t.then_target = pre
+            if t.else_target is header:
+                t.else_target = pre
+    fn.blocks.insert(fn.blocks.index(header), pre)
+    return pre
+
+
+def _first_iteration_blocks(fn: Function, loop: Loop, pre: Block) -> set[Block]:
+    """Loop blocks that surely run whenever the preheader does."""
+    header = loop.header
+    sure = {header}
+    (init,) = edge_args(pre, header)
+    facts = RangeFacts(fn)
+    entry_value = dict(zip(header.args, init, strict=True))
+    block = header
+    while True:
+        t = block.terminator
+        nxt: Block | None = None
+        if isinstance(t, Jump):
+            nxt = t.target
+        elif isinstance(t, Branch) and block is header:
+            taken = _decide_on_entry(header, t.cond, entry_value, facts, pre)
+            if taken is not None:
+                nxt = t.then_target if taken else t.else_target
+        if nxt is None or nxt is header or nxt not in loop.blocks or nxt in sure:
+            return sure
+        sure.add(nxt)
+        block = nxt
+
+
+def _decide_on_entry(
+    header: Block, cond: Value, entry_value: dict[Value, Value], facts: RangeFacts, pre: Block
+) -> bool | None:
+    op = next((o for o in header.ops if o.result is cond), None)
+    if op is None or op.opcode not in COMPARE:
+        return None
+    ranges: list[Range | None] = []
+    for v in op.operands:
+        if any(o.result is v for o in header.ops):
+            return None  # computed in the header from this iteration's values
+        ranges.append(facts.range_of(entry_value.get(v, v), pre))
+    if any(r is None for r in ranges):
+        return None
+    assert isinstance(op.result.type, ScalarType)
+    r = transfer(op, ranges, op.result.type)
+    return None if r.const is None else bool(r.const)
+
+
+def _hoist(fn: Function, loop: Loop) -> bool:
+    pre = _preheader(fn, loop)
+    if pre is None:
+        return False
+    sure = _first_iteration_blocks(fn, loop, pre)
+    where = def_blocks(fn)
+    hoisted: set[Value] = set()
+    moved: list[Op] = []
+    for block in reverse_postorder(fn):
+        if block not in loop.blocks:
+            continue
+        kept = []
+        for op in block.ops:
+            invariant = all(v in hoisted or where.get(v) not in loop.blocks for v in op.operands)
+            if invariant and (op.opcode not in MAY_FAULT or block in sure):
+                hoisted.add(op.result)
+                moved.append(op)
+            else:
+                kept.append(op)
+        block.ops = kept
+    pre.ops.extend(moved)
+    return bool(moved)
+
+
+@dataclass(frozen=True)
+class LoopInvariantCodeMotion:
+    """Hoist loop-invariant ops into preheaders (loads only where surely executed)."""
+
+    name = "licm"
+
+    @classmethod
+    def from_options(cls, options: CompileOptions) -> LoopInvariantCodeMotion:
+        return cls()
+
+    def run(self, fn: Function) -> Function:
+        fn = clone_function(fn)
+        remove_unreachable(fn)
+        headers = [lp.header for lp in natural_loops(fn)]
+        for header in headers:
+            loop = next((lp for lp in natural_loops(fn) if lp.header is header), None)
+            if loop is not None:
+                _hoist(fn, loop)
+        return fn
