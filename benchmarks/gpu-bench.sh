@@ -9,7 +9,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 source tools/gpu-env.sh
 group="${1:-A}"; repeat="${2:-5}"
-out="${OUT:-benchmarks/results}"
+out="${OUT:-benchmarks/results}"; mkdir -p "$out"
 case "$group" in
   A) names="1d-convolution nbody matrix-mult" ;;
   B) names="2d-convolution 7pt-stencil backprojection blackscholes" ;;

@@ -27,9 +27,7 @@ def square_plus(i, j):
 @pytest.mark.parametrize("compute", COMPUTES)
 def test_compute_matches_python_and_keeps_float32(compute):
     got = compute(a.shape, square_plus)
-    want = np.array(
-        [[square_plus(i, j) for j in range(4)] for i in range(3)], dtype=np.float32
-    )
+    want = np.array([[square_plus(i, j) for j in range(4)] for i in range(3)], dtype=np.float32)
     assert got.dtype == np.float32
     np.testing.assert_array_equal(got, want)
 

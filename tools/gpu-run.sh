@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# One call on the GPU machine (device tool: carry .whl, limit 600 s):
+#   bash tools/gpu-run.sh STAGE[:SECONDS] [STAGE[:SECONDS]...]
+# Stages (run in order, each with its own time limit):
+#   check     the gpu + ptx test lanes and the launch-overhead / compile-time benchmark
+#   A B C D   paper-size benchmark groups (compute_g + GPU peers), see benchmarks/gpu-bench.sh
+#   study     the 2D-convolution study (paper Table 3)
+#   ablation  every optimiser pass on/off on the paper's kernels (kernel time + PTX counts)
+#   quick     the whole suite at quick size on compute_g + peers (a fast smoke run)
+# Everything is written under $OUT/run (fetched back as one tarball, $OUT/gpu-run.tgz);
+# short tables are printed last.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+OUT="${OUT:-/tmp/offload-gpu}"
+RUN="$(mktemp -d)"
+source tools/gpu-env.sh || { echo "gpu-run: environment setup failed"; exit 1; }
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,memory.used,memory.total --format=csv,noheader | tee "$RUN/device.txt"
+status=0
+summary=()
+for arg in "$@"; do
+  stage="${arg%%:*}"
+  limit="${arg#*:}"; [ "$limit" = "$arg" ] && limit=240
+  start=$(date +%s)
+  case "$stage" in
+    check)
+      OUT="$RUN/check" timeout "$limit" bash tools/gpu-check.sh > "$RUN/check.log" 2>&1 || status=1
+      summary+=("$(tail -n 40 "$RUN/check/overhead.txt" 2>/dev/null)")
+      summary+=("$(grep -E 'passed|failed' "$RUN/check/pytest-gpu.txt" | tail -n 1)") ;;
+    A|B|C|D)
+      OUT="$RUN" timeout "$limit" bash benchmarks/gpu-bench.sh "$stage" 3 > "$RUN/bench-$stage.log" 2>&1 || status=1
+      summary+=("$(grep -E '^\|' "$RUN/bench-$stage.log" | grep -v -- '---' | cut -c1-220)") ;;
+    study)
+      OUT="$RUN" timeout "$limit" bash benchmarks/gpu-bench.sh study > "$RUN/study.log" 2>&1 || status=1
+      summary+=("$(tail -n 15 "$RUN/study.log")") ;;
+    ablation)
+      timeout "$limit" python3 -m benchmarks.ablation --size paper --repeat 5 --out "$RUN/ablation" > "$RUN/ablation.log" 2>&1 || status=1
+      summary+=("$(tail -n 45 "$RUN/ablation.log")") ;;
+    quick)
+      timeout "$limit" python3 -m benchmarks.runner --size quick --targets g,gpu-peers --repeat 3 --out "$RUN" --tag quick --no-plots > "$RUN/quick.log" 2>&1 || status=1
+      summary+=("$(grep -E '^\|' "$RUN/quick.log" | cut -c1-200)") ;;
+    *) echo "unknown stage $stage"; status=2 ;;
+  esac
+  echo "== stage $stage: $(( $(date +%s) - start )) s (status so far $status)"
+done
+mkdir -p "$OUT"
+tar czf "$OUT/gpu-run.tgz" -C "$RUN" . 2>/dev/null
+echo
+echo "================ summary ================"
+for s in "${summary[@]}"; do echo "$s"; echo; done
+echo "gpu-run: status $status"
+exit $status
