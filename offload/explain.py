@@ -12,9 +12,7 @@ from offload.ir.printer import print_function
 from offload.opt.manager import run_pipeline
 
 
-def explain(
-    fn: Any, shape: Any = None, target: str = "cpu", *, file: TextIO | None = None
-) -> str:
+def explain(fn: Any, shape: Any = None, target: str = "cpu", *, file: TextIO | None = None) -> str:
     """Print (to ``file``, default stdout) and return how ``fn`` compiles for ``target``.
 
     Shows the IR after lowering, after every pass of the pipeline, the generated kernel
