@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from offload.ptx.config import choose_block_size, launch_config, resident_blocks
+from offload.ptx.config import WAVES, choose_block_size, launch_config, resident_blocks
 
 pytestmark = pytest.mark.unit
 H100 = {"sm_count": 132, "regs_per_sm": 65536, "max_threads_per_sm": 2048}
@@ -44,17 +44,17 @@ def test_block_is_shaped_to_a_short_last_axis():
 def test_rows_beyond_the_grid_y_limit_are_covered_by_grid_stride():
     cfg = launch_config((2**33, 2), num_regs=32, max_threads_per_block=1024, **H100)
     assert cfg.grid[1] <= 65535
-    assert cfg.grid[0] * cfg.grid[1] <= 132 * cfg.blocks_per_sm
+    assert cfg.grid[0] * cfg.grid[1] <= 132 * cfg.blocks_per_sm * WAVES
 
 
 @given(
     shape=st.lists(st.integers(1, 5000), min_size=1, max_size=4).map(tuple),
     regs=st.integers(8, 255),
 )
-def test_grid_is_at_most_one_wave_and_never_empty(shape, regs):
+def test_grid_is_at_most_waves_of_resident_blocks_and_never_empty(shape, regs):
     cfg = launch_config(shape, num_regs=regs, max_threads_per_block=1024, **H100)
     blocks = cfg.grid[0] * cfg.grid[1]
-    assert 1 <= blocks <= max(1, cfg.blocks_per_sm * 132)
+    assert 1 <= blocks <= max(1, cfg.blocks_per_sm * 132 * WAVES)
     # never more threads along x than the last axis needs (rounded to a warp / a block)
     assert cfg.grid[0] * cfg.block[0] < shape[-1] + cfg.block[0]
     assert cfg.block[0] % 32 == 0 and math.prod(cfg.block) <= 1024
