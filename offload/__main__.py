@@ -12,9 +12,10 @@ def _cache(args: argparse.Namespace) -> int:
     from offload.ptx.cache import cache_clear, cache_info
 
     if args.action == "info":
-        print(cache_info(config.cache_dir))
+        for key, value in cache_info(config.cache_dir).items():
+            print(f"{key:12s} {value}")
     else:
-        print(cache_clear(config.cache_dir))
+        print(f"removed {cache_clear(config.cache_dir)} cached kernel(s) from {config.cache_dir}")
     return 0
 
 
