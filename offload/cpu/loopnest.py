@@ -46,8 +46,7 @@ class CpuHooks(BaseHooks):
         arr = name(f"c{capture_index}")
         if not index_exprs:
             return expr("a[()]", a=arr)
-        index = index_exprs[0] if len(index_exprs) == 1 else ast.Tuple(index_exprs, ast.Load())
-        return ast.Subscript(arr, index, ast.Load())
+        return ast.Subscript(arr, _unsigned_index(index_exprs), ast.Load())
 
     def shape(self, capture_index: int, axis: int) -> ast.expr:
         return expr(f"c.shape[{axis}]", c=name(f"c{capture_index}"))
@@ -56,10 +55,8 @@ class CpuHooks(BaseHooks):
         n = self.fn.n_index
         if n == 0:
             index: ast.expr = ast.Constant(0)  # rank 0: outputs are passed as 1-element views
-        elif n == 1:
-            index = name("i0")
         else:
-            index = ast.Tuple([name(f"i{k}") for k in range(n)], ast.Load())
+            index = _unsigned_index([name(f"i{k}") for k in range(n)])
         return [
             ast.Assign([ast.Subscript(name(f"out{k}"), index, ast.Store())], v, lineno=0)
             for k, v in enumerate(values)
@@ -89,6 +86,14 @@ class CpuHooks(BaseHooks):
     @property
     def err_size(self) -> int:
         return 1 + self.fn.n_index + self.max_ndim
+
+
+def _unsigned_index(index_exprs: list[ast.expr]) -> ast.expr:
+    """``a[np.uint64(i), ...]``: IR indices are non-negative and in bounds (the frontend
+    makes Python's negative-index wrap explicit), and an unsigned index spares numba's own
+    wrap-around branch, which kept LLVM from vectorising parallel loops (10x on a copy)."""
+    items = [ast.Call(expr("np.uint64"), [e], []) for e in index_exprs]
+    return items[0] if len(items) == 1 else ast.Tuple(items, ast.Load())
 
 
 def assign_item(arr: str, k: int, value: ast.expr) -> ast.stmt:
