@@ -92,7 +92,7 @@ def _unsigned_index(index_exprs: list[ast.expr]) -> ast.expr:
     """``a[np.uint64(i), ...]``: IR indices are non-negative and in bounds (the frontend
     makes Python's negative-index wrap explicit), and an unsigned index spares numba's own
     wrap-around branch, which kept LLVM from vectorising parallel loops (10x on a copy)."""
-    items = [ast.Call(expr("np.uint64"), [e], []) for e in index_exprs]
+    items: list[ast.expr] = [ast.Call(expr("np.uint64"), [e], []) for e in index_exprs]
     return items[0] if len(items) == 1 else ast.Tuple(items, ast.Load())
 
 

@@ -34,34 +34,24 @@ LOOP = """\
 k_5 = np.int64(0)
 x_6 = np.float32(0.0)
 y_7 = np.float32(0.0)
-_blk = 0
+# offload: kern.py:2
+v_3 = np.int64(0)
+v_4 = np.float32(0.0)
+k_5, x_6, y_7 = (v_3, v_4, v_4)
 while True:
-    if _blk == 0:
-        # offload: kern.py:2
-        v_3 = np.int64(0)
-        v_4 = np.float32(0.0)
-        k_5, x_6, y_7 = (v_3, v_4, v_4)
-        _blk = 1
-    elif _blk == 1:
-        # offload: kern.py:3
-        v_8 = k_5 < i1
-        if v_8:
-            _blk = 2
-        else:
-            _blk = 3
-    elif _blk == 2:
-        # offload: kern.py:4
-        v_9 = c0[i0, k_5]
-        v_10 = x_6 + v_9
-        v_11 = np.int64(1)
-        v_12 = np.int64(k_5 + v_11)
-        k_5, x_6, y_7 = (v_12, y_7, v_10)
-        _blk = 1
-    elif _blk == 3:
-        # offload: kern.py:5
-        v_13 = x_6 + y_7
-        out0[0] = v_13
+    # offload: kern.py:3
+    v_8 = k_5 < i1
+    if not v_8:
         break
+    # offload: kern.py:4
+    v_9 = c0[i0, k_5]
+    v_10 = x_6 + v_9
+    v_11 = np.int64(1)
+    v_12 = np.int64(k_5 + v_11)
+    k_5, x_6, y_7 = (v_12, y_7, v_10)
+# offload: kern.py:5
+v_13 = x_6 + y_7
+out0[0] = v_13
 """
 
 
@@ -70,7 +60,7 @@ def test_single_block_function_becomes_straight_line_code_with_line_comments() -
     assert print_source(emit_body(fn, ArrayHooks(fn))) == STRAIGHT
 
 
-def test_loop_becomes_dispatch_loop_with_parallel_block_argument_assignment() -> None:
+def test_loop_becomes_while_loop_with_parallel_block_argument_assignment() -> None:
     fn = running_sum()
     assert print_source(emit_body(fn, ArrayHooks(fn))) == LOOP
 
