@@ -5,6 +5,7 @@ their width (numba computes small ints in int64), constants are typed, float32 s
 float32. Integer division and shifts never reach an undefined machine operation: the
 divisor and the shift count are made safe first and the IR's result for the edge cases is
 chosen with a select, so the code means the same under any numba error model (CPU and GPU).
+A ``DIV``/``REM`` the optimiser marked ``nonneg`` divides unsigned (no sign fix-up).
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from offload.emit.hooks import EmitHooks
 from offload.emit.template import assign, const, ctor, expr, name, wrap
 from offload.ir.core import Op, Value
 from offload.ir.ops import COMPARE, Opcode
-from offload.ir.types import ArrayType, ScalarType
+from offload.ir.types import ArrayType, ScalarType, scalar_by_name
 
 _PYOP = {
     Opcode.ADD: "+",
@@ -91,6 +92,8 @@ def emit_op(op: Op, cx: OpContext) -> list[ast.stmt]:
         raise CompileError(f"{code} on bool operands is not supported by the emitter")
     if t.is_float:
         return _float_op(code, ops, t, out, cx)
+    if code in (Opcode.DIV, Opcode.REM) and op.attrs.get("nonneg") and t.is_signed:
+        return _nonneg_division(code, ops[0], ops[1], t, out=out, tmp=tmp)
     return _int_op(code, ops, t, out, tmp)
 
 
@@ -209,6 +212,23 @@ def _int_division(
     else:
         val = expr("T(r - s) if fix else r", T=ctor(t), r=name(m), s=sv, fix=fix)
         stmts.append(assign(out, expr("z if bad else v", z=zero, bad=bad, v=val)))
+    return stmts
+
+
+def _nonneg_division(
+    code: Opcode, a: ast.expr, b: ast.expr, t: ScalarType, *, out: str, tmp: _Temps
+) -> list[ast.stmt]:
+    """``DIV``/``REM`` marked ``nonneg`` (the optimiser proved both operands ``>= 0``): an
+    unsigned division of the same width, which NVVM emits as ``div.u64``/``rem.u64`` (or
+    narrower) with no sign fix-up. A zero divisor still gives the IR's 0."""
+    zero, one = const(0, t), const(1, t)
+    u = scalar_by_name(f"u{t.bits}")
+    s = tmp.new()
+    U = ctor(u)
+    stmts: list[ast.stmt] = [assign(s, expr("o if b == z else b", o=one, b=b, z=zero))]
+    res = expr(f"z if b == z else T(U(a) {'//' if code is Opcode.DIV else '%'} U(s))",
+               z=zero, b=b, T=ctor(t), U=U, a=a, s=name(s))  # fmt: skip
+    stmts.append(assign(out, res))
     return stmts
 
 

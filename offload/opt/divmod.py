@@ -4,60 +4,31 @@ Rules are data (``RULES``), each with its algebra; they use integer range facts
 (``offload.analysis.ranges``) at the op's block. ``tests/opt/test_divmod_rules.py`` checks
 every rule's algebra with z3 over 64-bit vectors under the rule's preconditions.
 Turning a linear index into a multi-index and back (Repa's ``fromIndex . toIndex``)
-is removed by ``recombine`` applied repeatedly, however many dimensions.
+is removed by ``recombine`` applied repeatedly, however many dimensions (its zero-divisor
+guard is dropped again by ``zero-divisor-select`` when the next level's modulus is a
+multiple of the divisor). Divisions of operands proven ``>= 0`` become ``div``/``rem``
+marked ``{nonneg = true}``, which the emitters divide unsigned. Once nothing else applies,
+``LATE_RULES`` turn a ``%`` whose quotient is computed too into ``x - (x // n) * n``
+(Haskell's ``divMod``: one division; ``cse`` shares the quotient).
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from offload.analysis.range_transfer import transfer
-from offload.analysis.ranges import Range, RangeFacts, type_range
+from offload.analysis.ranges import type_range
 from offload.ir.core import Function, Op, Value
 from offload.ir.ops import COMPARE, Opcode
-from offload.ir.types import ScalarType
+from offload.ir.types import BOOL, ScalarType
 from offload.opt.clone import clone_function
 from offload.opt.poly import Expander, Poly, divide_monomial, poly_range, single_monomial
-from offload.opt.rewrite import Rewriter, Rule
+from offload.opt.rewrite import FactRewriter, Rewriter, Rule
 from offload.options import CompileOptions
 
 _FLOOR = {Opcode.FLOORDIV: Opcode.FLOORMOD, Opcode.DIV: Opcode.REM}
 _MOD_OF = {Opcode.FLOORMOD: Opcode.FLOORDIV, Opcode.REM: Opcode.DIV}
-
-
-class FactRewriter(Rewriter):
-    """A rewriter that knows the range facts of the function it rewrites."""
-
-    facts: RangeFacts
-    numbering: dict[Value, int]
-
-    def range(self, v: Value) -> Range:
-        """The range of integer ``v`` where the op being rewritten is."""
-        r = self.facts.range_of(v, self.block)
-        if r is None:
-            assert isinstance(v.type, ScalarType)
-            return type_range(v.type)
-        return r
-
-    def order(self, v: Value) -> int:
-        return self.numbering.setdefault(v, len(self.numbering))
-
-    def expander(self, t: ScalarType) -> Expander:
-        return Expander(t, self.def_of, self.order)
-
-    def build(self, p: Poly, t: ScalarType) -> Value:
-        """IR computing ``p`` (terms in canonical order)."""
-        total: Value | None = None
-        for m, c in sorted(p.items(), key=lambda mc: [self.order(a) for a in mc[0]]):
-            term: Value | None = None
-            for atom in m:
-                term = atom if term is None else self.emit(Opcode.MUL, [term, atom], t)
-            if term is None:
-                term = self.make_const(c, t)
-            elif c != 1:
-                term = self.emit(Opcode.MUL, [term, self.make_const(c, t)], t)
-            total = term if total is None else self.emit(Opcode.ADD, [total, term], t)
-        return total if total is not None else self.make_const(0, t)
 
 
 def _t(op: Op) -> ScalarType:
@@ -118,19 +89,102 @@ def _floormod_pow2(op: Op, rw: Rewriter) -> Value | None:
     )
 
 
+NONNEG = "nonneg"
+"""Attribute of a ``DIV``/``REM`` whose operands are proven ``>= 0`` (a fact, not a semantic
+change): the emitters may divide unsigned."""
+
+
 def _nonneg_operands(op: Op, rw: Rewriter) -> bool:
     assert isinstance(rw, FactRewriter)
-    return _int(op) and rw.range(op.operands[0]).lo >= 0 and rw.range(op.operands[1]).lo >= 1
+    return _int(op) and all(rw.range(v).lo >= 0 for v in op.operands)
+
+
+def _truncating(op: Op, rw: Rewriter, opcode: Opcode) -> Value | None:
+    if not _nonneg_operands(op, rw):
+        return None
+    return rw.emit(opcode, list(op.operands), _t(op), {NONNEG: True})
 
 
 def _floordiv_to_div(op: Op, rw: Rewriter) -> Value | None:
-    # x // y -> div(x, y)  when x >= 0 and y >= 1 (floor and truncation agree)
-    return rw.emit(Opcode.DIV, list(op.operands), _t(op)) if _nonneg_operands(op, rw) else None
+    # x // y -> div(x, y)  when x >= 0 and y >= 0 (floor and truncation agree; both give 0
+    # for y == 0)
+    return _truncating(op, rw, Opcode.DIV)
 
 
 def _floormod_to_rem(op: Op, rw: Rewriter) -> Value | None:
-    # x % y -> rem(x, y)  when x >= 0 and y >= 1
-    return rw.emit(Opcode.REM, list(op.operands), _t(op)) if _nonneg_operands(op, rw) else None
+    # x % y -> rem(x, y)  when x >= 0 and y >= 0
+    return _truncating(op, rw, Opcode.REM)
+
+
+def _mark_nonneg(op: Op, rw: Rewriter) -> Value | None:
+    # div(x, y) -> div(x, y) {nonneg}  when x >= 0 and y >= 0. Marking follows the range
+    # facts, which only grow along dominance, so equal ops get equal marks (and CSE keys).
+    return None if op.attrs.get(NONNEG) else _truncating(op, rw, op.opcode)
+
+
+def _multiple_of(rw: FactRewriter, q: Value, n: Value, t: ScalarType, depth: int = 0) -> bool:
+    """Whether ``q == n * P`` in the ring of ``t`` for some ``P``: ``n`` is a factor of a
+    product tree of ``q``, or ``n``'s monomial divides every term of ``q``'s polynomial."""
+    if q is n:
+        return True
+    d = rw.def_of(q, Opcode.MUL)
+    factors = d.operands if d is not None and depth < 8 else []
+    if any(_multiple_of(rw, f, n, t, depth + 1) for f in factors):
+        return True
+    if depth:
+        return False
+    ex = rw.expander(t)
+    nm = single_monomial(ex.expand(n))
+    if nm is None or nm[1] == 0:
+        return False
+    return all(
+        divide_monomial(m, nm[0]) is not None and c % nm[1] == 0 for m, c in ex.expand(q).items()
+    )
+
+
+def _zero_divisor_select(op: Op, rw: Rewriter) -> Value | None:
+    # select(n == 0, 0, l % q) -> l % q  when q == n * P: n == 0 makes q == 0 and l % 0 == 0
+    assert isinstance(rw, FactRewriter)
+    c, zero, v = op.operands
+    test, mod = rw.def_of(c, Opcode.EQ), rw.def_of(v)
+    t = _t(op)
+    if test is None or mod is None or mod.opcode not in _MOD_OF or not t.is_int:
+        return None
+    if not rw.is_const(zero, 0):
+        return None
+    a, b = test.operands
+    n = a if rw.is_const(b, 0) else b if rw.is_const(a, 0) else None
+    if n is None or n.type != t or not _multiple_of(rw, mod.operands[1], n, t):
+        return None
+    return v
+
+
+def _divmod_pair(op: Op, rw: Rewriter) -> Value | None:
+    # x % n -> x - (x // n) * n  when x // n is computed too (Haskell's divMod: one division);
+    # select(n == 0, 0, ...) keeps x % 0 == 0 where n may be 0. Also rem with div.
+    assert isinstance(rw, FactRewriter)
+    t = _t(op)
+    x, n = op.operands
+    if not t.is_int or rw.const(n) is not None:
+        return None  # division by a constant is strength-reduced downstream anyway
+    kinds = [_MOD_OF[op.opcode]]
+    nonneg = _nonneg_operands(op, rw)
+    if nonneg:  # floor and truncation agree: either quotient will do
+        kinds.append(Opcode.DIV if kinds[0] is Opcode.FLOORDIV else Opcode.FLOORDIV)
+    for kind in kinds:
+        q, found = rw.find(kind, x, n)
+        if not found:
+            continue
+        if q is None:  # computed only later: compute it here, CSE drops the later copy
+            attrs = {NONNEG: True} if nonneg and kind is Opcode.DIV else None
+            q = rw.emit(kind, [x, n], t, attrs)
+        diff = rw.emit(Opcode.SUB, [x, rw.emit(Opcode.MUL, [q, n], t)], t)
+        if rw.range(n).lo > 0 or rw.range(n).hi < 0:
+            return diff
+        zero = rw.make_const(0, t)
+        is_zero = rw.emit(Opcode.EQ, [n, zero], BOOL)
+        return rw.emit(Opcode.SELECT, [is_zero, zero, diff], t)
+    return None
 
 
 def _split_multiple(op: Op, rw: FactRewriter) -> tuple[Poly, Poly] | None:
@@ -240,18 +294,12 @@ def _recombine(op: Op, rw: Rewriter) -> Value | None:
                     # l // 0 == l % 0 == 0: keep that case exact.
                     zero = rw.make_const(0, t)
                     m_val = rw.build(m_poly, t)
-                    is_zero = rw.emit(Opcode.EQ, [m_val, zero], _bool())
+                    is_zero = rw.emit(Opcode.EQ, [m_val, zero], BOOL)
                     whole = rw.emit(Opcode.SELECT, [is_zero, zero, l_val], t)
                 rest_poly = {mm: cc for mm, cc in p.items() if mm not in (m, m2)}
                 rest_poly = ex.add(rest_poly, {(whole,): k})
                 return rw.build(rest_poly, t)
     return None
-
-
-def _bool() -> ScalarType:
-    from offload.ir.types import BOOL
-
-    return BOOL
 
 
 Op_ = Opcode
@@ -265,11 +313,27 @@ RULES: tuple[Rule, ...] = (
     Rule("mod-of-multiple", Op_.REM, "rem(Q*n + j, n) -> j  (0 <= j < n)", _mod_of_multiple),
     Rule("floordiv-pow2", Op_.FLOORDIV, "x // 2**k -> x >> k  (all x)", _floordiv_pow2),
     Rule("floormod-pow2", Op_.FLOORMOD, "x % 2**k -> x & (2**k - 1)  (all x)", _floormod_pow2),
-    Rule("floordiv-nonneg", Op_.FLOORDIV, "x // y -> div(x, y) (x >= 0, y >= 1)", _floordiv_to_div),
-    Rule("floormod-nonneg", Op_.FLOORMOD, "x % y -> rem(x, y)  (x >= 0, y >= 1)", _floormod_to_rem),
+    Rule("floordiv-nonneg", Op_.FLOORDIV, "x // y -> div(x, y) (x >= 0, y >= 0)", _floordiv_to_div),
+    Rule("floormod-nonneg", Op_.FLOORMOD, "x % y -> rem(x, y)  (x >= 0, y >= 0)", _floormod_to_rem),
+    Rule("nonneg-mark", Op_.DIV, "div(x, y) -> div(x, y) {nonneg}  (x, y >= 0)", _mark_nonneg),
+    Rule("nonneg-mark", Op_.REM, "rem(x, y) -> rem(x, y) {nonneg}  (x, y >= 0)", _mark_nonneg),
     Rule("recombine", Op_.ADD, "(l // m) * m + l % m -> l  (m != 0)", _recombine),
+    Rule(
+        "zero-divisor-select",
+        Op_.SELECT,
+        "select(n == 0, 0, l % (n*P)) -> l % (n*P)  (also rem)",
+        _zero_divisor_select,
+    ),
 )
 """The index rules, tried in order for each opcode."""
+
+_PAIR = "x % n -> x - (x // n) * n, select(n == 0, 0, ..) if n may be 0 (x // n computed)"
+LATE_RULES: tuple[Rule, ...] = (
+    Rule("divmod-pair", Op_.FLOORMOD, _PAIR, _divmod_pair),
+    Rule("divmod-pair", Op_.REM, _PAIR.replace("%", "rem").replace("//", "div"), _divmod_pair),
+)
+"""Rules applied once ``RULES`` are done: a ``%`` rewritten over its quotient no longer
+matches ``recombine`` (which removes both divisions), so it must not come first."""
 
 
 @dataclass(frozen=True)
@@ -284,13 +348,17 @@ class DivModSimplification:
 
     def run(self, fn: Function) -> Function:
         fn = clone_function(fn)
-        for _ in range(4):
-            rw = FactRewriter(fn, RULES)
-            rw.facts = RangeFacts(fn)
-            rw.numbering = {}
-            for block in fn.blocks:
-                for v in [*block.args, *(op.result for op in block.ops)]:
-                    rw.order(v)
-            if not rw.run():
-                break
+        _rewrite(fn, RULES, rounds=4)
+        if _rewrite(fn, RULES + LATE_RULES, rounds=1):
+            _rewrite(fn, RULES, rounds=4)
         return fn
+
+
+def _rewrite(fn: Function, rules: Sequence[Rule], rounds: int) -> bool:
+    """Apply ``rules`` until nothing changes (at most ``rounds`` walks); whether any did."""
+    changed = False
+    for _ in range(rounds):
+        if not FactRewriter(fn, rules).run():
+            break
+        changed = True
+    return changed

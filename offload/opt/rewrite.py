@@ -14,12 +14,14 @@ from typing import Any
 
 import numpy as np
 
+from offload.analysis.ranges import Range, RangeFacts, type_range
 from offload.diagnostics import Span
-from offload.ir.cfg import reverse_postorder
+from offload.ir.cfg import dominates, dominators, reverse_postorder
 from offload.ir.core import Block, Function, Op, Value
 from offload.ir.ops import COMMUTATIVE, Opcode
 from offload.ir.semantics import SemanticsError, eval_op
 from offload.ir.types import ScalarType
+from offload.opt.poly import Expander, Poly
 from offload.opt.util import remove_unreachable, replace_uses, resolve
 
 NOT_FOLDABLE = frozenset({Opcode.CONST, Opcode.LOAD, Opcode.SHAPE})
@@ -160,6 +162,74 @@ class Rewriter:
         op.attrs = {"value": python_scalar(result, op.result.type)}
         self.changed = True
         return True
+
+
+class FactRewriter(Rewriter):
+    """A rewriter that knows the range facts and the dominance of the function it rewrites,
+    and where each op of the function was before the walk (``find``)."""
+
+    def __init__(self, fn: Function, rules: Sequence[Rule], fastmath: bool = False) -> None:
+        super().__init__(fn, rules, fastmath)
+        self.facts = RangeFacts(fn)
+        self.doms = dominators(fn)
+        self.numbering: dict[Value, int] = {}
+        self.placed: dict[tuple[Opcode, Value, Value], list[tuple[Block, Value]]] = {}
+        for block in fn.blocks:
+            for v in block.args:
+                self.order(v)
+            for op in block.ops:
+                self.order(op.result)
+                if len(op.operands) == 2:
+                    key = (op.opcode, op.operands[0], op.operands[1])
+                    self.placed.setdefault(key, []).append((block, op.result))
+
+    def range(self, v: Value) -> Range:
+        """The range of integer ``v`` where the op being rewritten is."""
+        r = self.facts.range_of(v, self.block)
+        if r is None:
+            assert isinstance(v.type, ScalarType)
+            return type_range(v.type)
+        return r
+
+    def order(self, v: Value) -> int:
+        """A fixed number for ``v``: the canonical order of polynomial atoms."""
+        return self.numbering.setdefault(v, len(self.numbering))
+
+    def expander(self, t: ScalarType) -> Expander:
+        """An expander of ``t`` values through the definitions seen so far."""
+        return Expander(t, self.def_of, self.order)
+
+    def find(self, opcode: Opcode, a: Value, b: Value) -> tuple[Value | None, bool]:
+        """Whether ``opcode(a, b)`` is computed in line with the op being rewritten:
+        ``(value, True)`` if a copy dominates it (``value`` usable here), ``(None, True)``
+        if a copy is dominated by it (an equal op emitted here makes that one redundant for
+        ``cse``), ``(None, False)`` if neither."""
+        later = False
+        for block, original in self.placed.get((opcode, a, b), ()):
+            v = resolve(self.mapping, original)
+            if block is self.block:
+                if v in self.defs:  # placed already: before the op being rewritten
+                    return v, True
+                later = True
+            elif dominates(self.doms, block, self.block):
+                return v, True
+            elif dominates(self.doms, self.block, block):
+                later = True
+        return None, later
+
+    def build(self, p: Poly, t: ScalarType) -> Value:
+        """IR computing ``p`` (terms in canonical order)."""
+        total: Value | None = None
+        for m, c in sorted(p.items(), key=lambda mc: [self.order(a) for a in mc[0]]):
+            term: Value | None = None
+            for atom in m:
+                term = atom if term is None else self.emit(Opcode.MUL, [term, atom], t)
+            if term is None:
+                term = self.make_const(c, t)
+            elif c != 1:
+                term = self.emit(Opcode.MUL, [term, self.make_const(c, t)], t)
+            total = term if total is None else self.emit(Opcode.ADD, [total, term], t)
+        return total if total is not None else self.make_const(0, t)
 
 
 def np_scalar(value: object, type: object) -> np.generic:

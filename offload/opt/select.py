@@ -5,8 +5,12 @@ join block (a diamond), or one such arm jumping to the other target (a triangle)
 straight-line code ending in a jump to the join. The arms are walked in step, as in the
 paper: two alpha-equivalent ops (equal after renaming the values the walk has already
 paired) are emitted once; two ops that differ only in their arguments become one op over
-``select``s of the differing arguments; anything else is a *mismatch*, and one of the two
-ops is emitted alone if it is safe to run on both paths. More than
+``select``s of the differing arguments. When the heads are not the same operation the walk
+looks ahead (``LOOKAHEAD`` ops): if one head pairs with a later op of the other arm (sharing
+an operand after renaming), that op is paired at once when it does not depend on the ops
+before it (pure ops reorder freely), else the ops before it are emitted alone first, so
+that ``1 - c*d`` against ``c*d + 1`` falls back in step after two unmatched ops. Every op
+emitted alone is a *mismatch* and must be safe to run on both paths. More than
 ``options.select_threshold`` mismatches, or an unsafe op, abandons the merge.
 
 Speculation safety: every op is pure, and only a ``LOAD`` can fault (``ops.MAY_FAULT``).
@@ -31,6 +35,26 @@ from offload.options import CompileOptions
 
 MAX_ARM_OPS = 32
 """Arms longer than this are left as branches (both would run on every path)."""
+
+
+LOOKAHEAD = 8
+"""How far along the other arm a mismatching head looks for its partner."""
+
+
+@dataclass(frozen=True)
+class _Plan:
+    """Pair one arm's head with the op ``k`` places along the other arm."""
+
+    then_head: bool
+    """Whether the head is the then-arm's (the partner is in the else-arm)."""
+    k: int
+    hoist: bool
+    """The partner uses none of the ops before it: pair it now, out of order."""
+
+    @property
+    def cost(self) -> int:
+        """Mismatches the plan spends: the ops emitted alone to reach the partner."""
+        return 0 if self.hoist else self.k
 
 
 class _Bail(Exception):
@@ -76,14 +100,20 @@ class _Merger:
         for arm, arm_op in arms:
             arm.env[arm_op.result] = new.result
 
+    @staticmethod
+    def _pairable(a: Op, b: Op) -> bool:
+        return (
+            a.opcode is b.opcode
+            and len(a.operands) == len(b.operands)
+            and a.result.type == b.result.type
+            and op_key(Op(a.opcode, [], a.result, a.attrs), {})
+            == op_key(Op(b.opcode, [], b.result, b.attrs), {})
+        )
+
     def try_pair(self, a: Op, arm_a: _Arm, b: Op, arm_b: _Arm) -> bool:
-        if (
-            a.opcode is not b.opcode
-            or len(a.operands) != len(b.operands)
-            or a.result.type != b.result.type
-            or op_key(Op(a.opcode, [], a.result, a.attrs), {})
-            != op_key(Op(b.opcode, [], b.result, b.attrs), {})
-        ):
+        """Emit ``a`` (then-arm) and ``b`` (else-arm) as one op over selects of the operands
+        that differ, if they are the same operation; return whether they were."""
+        if not self._pairable(a, b):
             return False
         xs = [resolve(arm_a.env, v) for v in a.operands]
         ys = [resolve(arm_b.env, v) for v in b.operands]
@@ -92,6 +122,58 @@ class _Merger:
         operands = [self.select(x, y) for x, y in zip(xs, ys, strict=True)]
         self._copy(a, operands, [(arm_a, a), (arm_b, b)])
         return True
+
+    def alike(self, a: Op, arm_a: _Arm, b: Op, arm_b: _Arm) -> bool:
+        """Whether ``try_pair`` would pair ``a`` and ``b`` *and* they share an operand (after
+        renaming): evidence enough to reorder the walk around them."""
+        if not self._pairable(a, b):
+            return False
+        xs = [resolve(arm_a.env, v) for v in a.operands]
+        ys = [resolve(arm_b.env, v) for v in b.operands]
+        if any(x is not y and isinstance(x.type, ArrayType) for x, y in zip(xs, ys, strict=True)):
+            return False
+        return not xs or any(x is y for x, y in zip(xs, ys, strict=True))
+
+    def lookahead(self, qa: deque[Op], arm_a: _Arm, qb: deque[Op], arm_b: _Arm) -> _Plan | None:
+        """The cheapest way past two heads that do not pair: one head pairs with an op
+        further along the other arm. That op is paired at once when it does not use the ops
+        before it (pure ops reorder freely: no mismatch), else the ops before it are emitted
+        alone first, each a mismatch, within the threshold and never a faulting one."""
+        budget = self.threshold - self.mismatches
+        best: _Plan | None = None
+        sides = ((qa, arm_a, qb, arm_b, True), (qb, arm_b, qa, arm_a, False))
+        for head_q, head_arm, other_q, other_arm, then_head in sides:
+            skipped: set[Value] = set()
+            faulting = False
+            for k in range(1, min(len(other_q), LOOKAHEAD + 1)):
+                skipped.add(other_q[k - 1].result)
+                faulting |= other_q[k - 1].opcode in MAY_FAULT
+                cand = other_q[k]
+                hoist = not any(v in skipped for v in cand.operands)
+                if not hoist and (k > budget or faulting):
+                    continue
+                if not self.alike(head_q[0], head_arm, cand, other_arm):
+                    continue
+                plan = _Plan(then_head, k, hoist)
+                if best is None or (plan.cost, k) < (best.cost, best.k):
+                    best = plan
+        return best
+
+    def follow(self, plan: _Plan, a: tuple[deque[Op], _Arm], b: tuple[deque[Op], _Arm]) -> None:
+        """Carry out a ``lookahead`` plan (``a`` is the then-arm's queue, ``b`` the else's)."""
+        (head_q, head_arm), (other_q, other_arm) = (a, b) if plan.then_head else (b, a)
+        if not plan.hoist:
+            for _ in range(plan.k):
+                self.emit_alone(other_q.popleft(), other_arm)
+            return  # the heads pair on the next step
+        cand = other_q[plan.k]
+        del other_q[plan.k]
+        head = head_q.popleft()
+        if plan.then_head:
+            paired = self.try_pair(head, head_arm, cand, other_arm)
+        else:
+            paired = self.try_pair(cand, other_arm, head, head_arm)
+        assert paired, "lookahead pairs only ops that try_pair accepts"
 
     def merge(self, arm_a: _Arm, arm_b: _Arm) -> list[Value]:
         # Constants cost nothing and never fault: emit them first so that arms differing in
@@ -113,6 +195,10 @@ class _Merger:
             if qa and qb and self.try_pair(qa[0], arm_a, qb[0], arm_b):
                 qa.popleft()
                 qb.popleft()
+                continue
+            plan = self.lookahead(qa, arm_a, qb, arm_b) if qa and qb else None
+            if plan is not None:
+                self.follow(plan, (qa, arm_a), (qb, arm_b))
             elif qa and qa[0].opcode not in MAY_FAULT:
                 self.emit_alone(qa.popleft(), arm_a)
             elif qb:

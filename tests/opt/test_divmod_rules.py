@@ -19,7 +19,7 @@ import z3
 from offload.ir.ops import Opcode
 from offload.ir.semantics import eval_op
 from offload.ir.types import I8
-from offload.opt.divmod import RULES
+from offload.opt.divmod import LATE_RULES, RULES
 from tests.opt.golden import filecheck, run_text
 
 pytestmark = pytest.mark.unit
@@ -70,8 +70,11 @@ def test_rule_table_names_each_rule_with_its_algebra() -> None:
         "floordiv-nonneg",
         "floormod-nonneg",
         "decided-select",
+        "nonneg-mark",
+        "zero-divisor-select",
     } <= names
-    assert all("->" in r.algebra for r in RULES)
+    assert {r.name for r in LATE_RULES} == {"divmod-pair"}
+    assert all("->" in r.algebra for r in (*RULES, *LATE_RULES))
 
 
 def test_recombine_is_identity_for_every_nonzero_divisor_64bit() -> None:
@@ -109,10 +112,62 @@ def test_floordiv_and_floormod_by_power_of_two_are_shift_and_mask_64bit(k: int) 
     prove(floormod(x, c) == x & (2**k - 1))
 
 
+def truncdiv(a: z3.BitVecRef, b: z3.BitVecRef) -> z3.ExprRef:
+    """The IR's DIV: C's truncating division with x / 0 == 0 (bvsdiv wraps INT_MIN / -1)."""
+    return z3.If(b == 0, z3.BitVecVal(0, a.size()), a / b)
+
+
+def truncrem(a: z3.BitVecRef, b: z3.BitVecRef) -> z3.ExprRef:
+    return z3.If(b == 0, z3.BitVecVal(0, a.size()), z3.SRem(a, b))
+
+
 def test_floor_ops_are_truncating_ops_for_nonnegative_operands() -> None:
+    # y >= 0, not y >= 1: a zero divisor gives 0 under both (floordiv-nonneg, floormod-nonneg)
     x, y = z3.BitVecs("x y", 8)
-    prove(floordiv(x, y) == x / y, x >= 0, y >= 1)
-    prove(floormod(x, y) == z3.SRem(x, y), x >= 0, y >= 1)
+    prove(floordiv(x, y) == truncdiv(x, y), x >= 0, y >= 0)
+    prove(floormod(x, y) == truncrem(x, y), x >= 0, y >= 0)
+
+
+def test_nonneg_truncating_ops_are_the_emitters_unsigned_division() -> None:
+    # what emit/ops.py emits for div/rem {nonneg}: U(x) // U(s), s = 1 if y == 0 else y,
+    # and 0 when y == 0
+    x, y = z3.BitVecs("x y", 8)
+    s = z3.If(y == 0, z3.BitVecVal(1, 8), y)
+    zero = z3.BitVecVal(0, 8)
+    prove(z3.If(y == 0, zero, z3.UDiv(x, s)) == truncdiv(x, y), x >= 0, y >= 0)
+    prove(z3.If(y == 0, zero, z3.URem(x, s)) == truncrem(x, y), x >= 0, y >= 0)
+
+
+def test_divmod_pair_is_exact_for_every_operand_and_zero_divisor() -> None:
+    # divmod-pair: x % n == select(n == 0, 0, x - (x // n) * n), negative operands and
+    # INT_MIN // -1 included, floor and truncating
+    x, n = z3.BitVecs("x n", 8)
+    zero = z3.BitVecVal(0, 8)
+    prove(floormod(x, n) == z3.If(n == 0, zero, x - floordiv(x, n) * n))
+    prove(truncrem(x, n) == z3.If(n == 0, zero, x - truncdiv(x, n) * n))
+
+
+def test_divmod_pair_without_its_zero_guard_is_wrong_for_a_zero_divisor() -> None:
+    x, n = z3.BitVecs("x n", 8)
+    s = z3.Solver()
+    s.add(n == 0, floormod(x, n) != x - floordiv(x, n) * n)
+    assert s.check() == z3.sat
+
+
+def test_zero_divisor_select_of_a_mod_by_a_multiple_is_the_mod() -> None:
+    # zero-divisor-select: select(n == 0, 0, l % (n*p)) == l % (n*p), wrapping products too
+    lv, n, p = z3.BitVecs("l n p", 8)
+    zero = z3.BitVecVal(0, 8)
+    for mod in (floormod, truncrem):
+        prove(z3.If(n == 0, zero, mod(lv, n * p)) == mod(lv, n * p))
+        prove(z3.If(n == 0, zero, mod(lv, 3 * n * p + n)) == mod(lv, 3 * n * p + n))
+
+
+def test_zero_divisor_select_is_wrong_when_the_modulus_is_not_a_multiple() -> None:
+    lv, n, m = z3.BitVecs("l n m", 8)
+    s = z3.Solver()
+    s.add(n == 0, z3.If(n == 0, z3.BitVecVal(0, 8), floormod(lv, n + m)) != floormod(lv, n + m))
+    assert s.check() == z3.sat
 
 
 def test_floor_ops_differ_from_truncating_ops_for_negative_operands() -> None:
@@ -129,9 +184,19 @@ def _ev(opcode: Opcode, a: int, b: int) -> int:
 def test_division_rules_hold_exhaustively_over_i8_with_ir_semantics() -> None:
     values = range(-128, 128)
     for x, y in itertools.product(values, values):
-        if x >= 0 and y >= 1:  # floordiv-nonneg, floormod-nonneg
+        if x >= 0 and y >= 0:  # floordiv-nonneg, floormod-nonneg, the unsigned emitter
             assert _ev(Opcode.FLOORDIV, x, y) == _ev(Opcode.DIV, x, y)
             assert _ev(Opcode.FLOORMOD, x, y) == _ev(Opcode.REM, x, y)
+            s = 1 if y == 0 else y
+            assert _ev(Opcode.DIV, x, y) == (0 if y == 0 else int(np.uint8(x) // np.uint8(s)))
+            assert _ev(Opcode.REM, x, y) == (0 if y == 0 else int(np.uint8(x) % np.uint8(s)))
+        for q, r in ((Opcode.FLOORDIV, Opcode.FLOORMOD), (Opcode.DIV, Opcode.REM)):  # divmod-pair
+            paired = _ev(Opcode.SUB, x, _ev(Opcode.MUL, _ev(q, x, y), y))
+            assert _ev(r, x, y) == (0 if y == 0 else paired)
+        # zero-divisor-select: a modulus y * x with y == 0 is 0 whatever x, and mod 0 is 0
+        if y == 0:
+            assert _ev(Opcode.FLOORMOD, x, _ev(Opcode.MUL, y, x)) == 0
+            assert _ev(Opcode.REM, x, _ev(Opcode.MUL, y, x)) == 0
         if y != 0:  # recombine, floor and truncating pairs
             f = _ev(
                 Opcode.ADD,

@@ -4,7 +4,8 @@
 ``if d < 0: ... else ...`` arms loses its data-dependent branch and gains ``selp`` (arms
 as large as the paper's: NVVM if-converts a one-op arm by itself, pass or no pass).
 §4.3 index calculation (pass ``divmod``): a 5x5 stencil over a linear index and a 3-D index
-round trip (linear -> (i, j, k) -> linear) lose 64-bit divisions.
+round trip (linear -> (i, j, k) -> linear) lose 64-bit divisions; with extents from a shape
+the division left is unsigned.
 
 Each kernel is compiled with the default pipeline and with the pass switched off; the counts
 come from ``benchmarks.ablation.ptx_counts`` (the ablation benchmark's own counter). The
@@ -117,6 +118,24 @@ def stencil(t: int) -> Any:
     return acc
 
 
+IMG = SRC.reshape(H, W)
+
+
+def stencil_shape(t: int) -> Any:
+    """The 5x5 stencil with its extents read from the image's shape (``>= 0``, maybe 0)."""
+    h = IMG.shape[0]
+    w = IMG.shape[1]
+    i = t // w
+    j = t % w
+    acc = np.float32(0.0)
+    for a in range(5):
+        yy = min(max(i + a - 2, 0), h - 1)
+        for b in range(5):
+            xx = min(max(j + b - 2, 0), w - 1)
+            acc += WEIGHTS[a, b] * IMG[yy, xx]
+    return acc
+
+
 VOL = np.zeros((3, 4, 5), np.float32)
 FLAT = _RNG.uniform(-1.0, 1.0, VOL.size).astype(np.float32)
 
@@ -146,6 +165,7 @@ KERNELS: dict[str, tuple[Callable[..., Any], int]] = {
     "cnd": (_price(cnd), N_OPT),
     "cnd_paper": (_price(cnd_paper), N_OPT),
     "stencil": (stencil, H * W),
+    "stencil_shape": (stencil_shape, H * W),
     "round_trip": (round_trip, VOL.size),
     "round_trip_literal": (round_trip_literal, VOL.size),
 }
@@ -178,14 +198,6 @@ def test_select_merging_removes_the_float_branch_of_black_scholes_cnd() -> None:
     assert on["selp"] > off["selp"], msg
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="select's lock-step walk always emits the THEN arm's op alone on a mismatch (no "
-    "lookahead): `1 - c*d` (sub) vs `c*d + 1` (add) desynchronises the walk, every later "
-    "pair mismatches and the merge bails past select_threshold=4. Missing rule: on a "
-    "mismatch, emit the ELSE arm's op when the THEN head pairs with the else arm's next op "
-    "(one-op lookahead; then this diamond merges with 3 mismatches).",
-)
 def test_select_merging_removes_the_float_branch_of_the_papers_cnd() -> None:
     on, off, msg = _on_off("cnd_paper", "select")
     assert off["float_branches"] >= 1, msg
@@ -193,19 +205,19 @@ def test_select_merging_removes_the_float_branch_of_the_papers_cnd() -> None:
     assert on["selp"] > off["selp"], msg
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "divmod leaves `t // W` and `t % W` as two floor divisions (one div.s64 + one "
-        "rem.s64, each with NVVM's 32-bit bypass, pass on or off): no rule rewrites "
-        "`t % W` as `t - (t // W) * W` (one division, Haskell's divMod); floordiv-nonneg "
-        "needs W >= 1 but a captured int (or an a.shape extent, range [0, 2**62)) may be "
-        "0; the clamped neighbour reads hold no `(t // W) * W + t % W` for recombine."
-    ),
-)
 def test_divmod_reduces_the_divisions_of_a_linear_index_stencil() -> None:
     on, off, msg = _on_off("stencil", "divmod")
     assert on["divrem_s64"] < off["divrem_s64"], msg
+
+
+def test_divmod_makes_the_divisions_of_a_shape_indexed_stencil_unsigned() -> None:
+    # t >= 0 and an extent >= 0: `t // w` becomes div {nonneg} (emitted unsigned: div.u64
+    # or div.u32 after NVVM's bypass), `t % w` reuses it. No signed division is left.
+    on, off, msg = _on_off("stencil_shape", "divmod")
+    assert off["divrem_s64"] >= 2, msg
+    assert on["divrem_s64"] == 0, msg
+    ir_text = print_function(_optimised("stencil_shape", frozenset()))
+    assert ir_text.count("{nonneg = true}") == 1 and "rem" not in ir_text, ir_text
 
 
 def test_divmod_reduces_the_divisions_of_a_3d_index_round_trip() -> None:
@@ -214,13 +226,6 @@ def test_divmod_reduces_the_divisions_of_a_3d_index_round_trip() -> None:
     assert on["divrem"] < off["divrem"], msg
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="recombine guards the possibly-zero divisor n (an a.shape extent) with "
-    "`select(n == 0, 0, r)`; the guard hides r = t % (m*n) from the next level, so "
-    "`t // (m*n)` and `t % (m*n)` stay. Missing rule: select(n == 0, 0, l % q) -> l % q "
-    "when q is a polynomial multiple of n (n == 0 implies q == 0, so l % q == 0).",
-)
 def test_divmod_removes_every_division_of_a_3d_index_round_trip() -> None:
     on, off, msg = _on_off("round_trip", "divmod")
     assert on["divrem_s64"] == 0, msg
@@ -248,6 +253,7 @@ def _interp(name: str, disabled: frozenset[str] | None) -> tuple[np.ndarray[Any,
         ("cnd", "select"),
         ("cnd_paper", "select"),
         ("stencil", "divmod"),
+        ("stencil_shape", "divmod"),
         ("round_trip", "divmod"),
         ("round_trip_literal", "divmod"),
     ],
