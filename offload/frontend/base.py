@@ -8,6 +8,7 @@ arguments carry every scalar that differs between the edges, with NEP 50 joined 
 
 from __future__ import annotations
 
+import abc
 import ast
 from dataclasses import dataclass, field
 
@@ -62,7 +63,7 @@ class FunctionContext:
     """Memo of names resolved outside the function (globals, closure cells)."""
 
 
-class LowererBase:
+class LowererBase(abc.ABC):
     """State and helpers; ``Lowerer`` (lower.py) combines it with the node handlers."""
 
     def __init__(self, builder: Builder) -> None:
@@ -76,11 +77,13 @@ class LowererBase:
 
     # -- to be provided by the node handlers -------------------------------------------
 
+    @abc.abstractmethod
     def expr(self, node: ast.expr) -> Val:
-        raise NotImplementedError
+        """Lower one expression (``ExprLowerer``)."""
 
+    @abc.abstractmethod
     def stmts(self, body: list[ast.stmt]) -> None:
-        raise NotImplementedError
+        """Lower a statement list (``StmtLowerer``)."""
 
     def save_context(self) -> FunctionContext | None:
         """The current function context (``None`` at the root of a delayed array)."""
