@@ -242,7 +242,7 @@ class ExprLowerer(LowererBase):
             opnd_t = rt
         else:
             opnd_t = BOOL
-        folded = self._fold(op, a, b, key)
+        folded = self._fold(op, a, b, key, node)
         if folded is not None:
             return folded
         x = self.convert(a, opnd_t).value
@@ -255,7 +255,9 @@ class ExprLowerer(LowererBase):
         nonneg = rt.is_int and op in _NONNEG_KEEPING and a.nonneg and b.nonneg
         return Scalar(self.b.binary(opcode, x, y), weak, None, nonneg)
 
-    def _fold(self, op: str, a: Scalar, b: Scalar, key: tuple[ScalarType, bool]) -> Scalar | None:
+    def _fold(
+        self, op: str, a: Scalar, b: Scalar, key: tuple[ScalarType, bool], node: ast.AST | None
+    ) -> Scalar | None:
         """Fold an operation on two weak (Python) constants the way CPython computes it."""
         if not (a.weak and b.weak and a.const is not None and b.const is not None):
             return None
@@ -266,7 +268,13 @@ class ExprLowerer(LowererBase):
         if type(r) is not type(0 if key[0].is_int else False if key[0].is_bool else 0.0):
             return None
         if isinstance(r, int) and not isinstance(r, bool) and not -(2**63) <= r < 2**63:
-            return None
+            # CPython would compute this exactly; an int64 kernel would silently wrap it.
+            raise self.error(
+                TypeMismatch,
+                f"the constant {a.const} {_SYMBOL[op]} {b.const} = {r} does not fit int64",
+                node,
+                hint="integers in element functions are 64-bit; use a float constant",
+            )
         return self.const(r, key)
 
     def expr_UnaryOp(self, node: ast.UnaryOp) -> Val:

@@ -211,3 +211,15 @@ def test_rebinding_an_array_inside_a_loop_is_rejected() -> None:
 
     with pytest.raises(TypeMismatch, match="rebound inside this loop"):
         lower(rebinds, 1)
+
+
+def _huge(i):
+    return i + 2**70
+
+
+def test_constant_expression_beyond_int64_is_a_located_error():
+    with pytest.raises(TypeMismatch) as info:
+        lower(_huge, 1)
+    message = str(info.value)
+    assert "2 ** 70 = 1180591620717411303424 does not fit int64" in message
+    assert "test_errors.py" in message and "^^^^^" in message
