@@ -38,6 +38,19 @@ def measure_target(
     if why is not None:
         return {**rec, "status": "n/a", "detail": why}
     iters = bench.iters(inputs["params"])
+    with target.configured():
+        return _measure_target(bench, target, inputs, ref, repeat, rec, iters)
+
+
+def _measure_target(
+    bench: Benchmark,
+    target: Target,
+    inputs: dict[str, Any],
+    ref: Outputs,
+    repeat: int,
+    rec: dict[str, Any],
+    iters: int,
+) -> dict[str, Any]:
     try:
         compute = target.compute()
         bound = bench.bind(target.resident(inputs))

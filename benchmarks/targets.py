@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+
+_FUNCTIONS = {"s": "compute_s", "p": "compute_p", "g": "compute_g", "gd": "compute_g"}
 
 
 @dataclass(frozen=True)
@@ -14,9 +17,27 @@ class Target:
     """A ``compute`` callable plus how to make inputs resident for it."""
 
     key: str
-    """``s``, ``p`` or ``g``."""
+    """``s``, ``p``, ``g`` (unified memory) or ``gd`` (device memory)."""
     label: str
     on_gpu: bool
+    memory: str | None = None
+    """``ol.config.memory`` while this target runs (``None``: leave it as it is)."""
+
+    @contextmanager
+    def configured(self) -> Iterator[None]:
+        """Run with this target's memory mode (set once for the whole measurement, so the
+        warm path's options stay the same object between calls)."""
+        if self.memory is None:
+            yield
+            return
+        import offload as ol
+
+        saved = ol.config.memory
+        ol.config.memory = self.memory
+        try:
+            yield
+        finally:
+            ol.config.memory = saved
 
     def compute(self) -> Callable[..., Any]:
         if self.key == "py":
@@ -25,7 +46,7 @@ class Target:
             return python_compute
         import offload as ol
 
-        return getattr(ol, {"s": "compute_s", "p": "compute_p", "g": "compute_g"}[self.key])  # type: ignore[no-any-return]
+        return getattr(ol, _FUNCTIONS[self.key])  # type: ignore[no-any-return]
 
     def available(self) -> str | None:
         """``None`` if usable, else why not."""
@@ -35,7 +56,7 @@ class Target:
             import offload as ol
         except ImportError as err:
             return f"offload does not import: {err}"
-        name = {"s": "compute_s", "p": "compute_p", "g": "compute_g"}[self.key]
+        name = _FUNCTIONS[self.key]
         if not hasattr(ol, name):
             return f"offload.{name} does not exist yet"
         if self.on_gpu:
@@ -76,5 +97,8 @@ TARGETS = {
     "s": Target("s", "compute_s", on_gpu=False),
     "p": Target("p", "compute_p", on_gpu=False),
     "g": Target("g", "compute_g", on_gpu=True),
+    # Device memory: CuPy results and asynchronous launches, as the GPU peers run; the
+    # default unified mode synchronises after every call so its NumPy result is readable.
+    "gd": Target("gd", "compute_g[device]", on_gpu=True, memory="device"),
     "py": Target("py", "cpython", on_gpu=False),
 }
