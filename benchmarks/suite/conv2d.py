@@ -17,6 +17,7 @@ from benchmarks.suite.common import (
     combine,
     pingpong,
     rel_err_check,
+    to_host,
 )
 
 KERNEL = np.array([[2.0 * (-1) ** (a + b) for b in range(5)] for a in range(5)], dtype=np.float32)
@@ -91,7 +92,7 @@ class Conv2D(Benchmark):
         def extra(compute: Compute) -> Check:
             # the constant image exercises nothing data-dependent: one random pass too
             set_src(inputs["rnd"])
-            got = np.asarray(as_tuple(compute(shape, convolve))[0])
+            got = to_host(as_tuple(compute(shape, convolve))[0])
             ref = reference_pass(np.asarray(inputs["rnd"]))
             return rel_err_check("random 1-pass", got, ref, 1.0, 1e-4)
 

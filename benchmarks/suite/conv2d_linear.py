@@ -24,6 +24,7 @@ from benchmarks.suite.common import (
     as_tuple,
     pingpong,
     rel_err_check,
+    to_host,
 )
 from benchmarks.suite.conv2d import Conv2D, Params, reference_pass
 
@@ -70,7 +71,7 @@ class Conv2DLinear(Conv2D):
 
         def extra(compute: Compute) -> Check:
             set_src(inputs["rnd"])
-            got = np.asarray(as_tuple(compute((h * w,), convolve))[0]).reshape(h, w)
+            got = to_host(as_tuple(compute((h * w,), convolve))[0]).reshape(h, w)
             ref = reference_pass(np.asarray(inputs["rnd"]).reshape(h, w))
             return rel_err_check("random 1-pass", got, ref, 1.0, 1e-4)
 
