@@ -61,7 +61,9 @@ def capture_kind(value: object) -> tuple[object, ...]:
     if t is bool:
         return ("pybool",)
     if t is int:
-        return ("pyint",)
+        # An int beyond int64 gets its own kind, so that it misses every compiled kernel
+        # and the frontend reports it instead of the launch overflowing.
+        return ("pyint",) if -(2**63) <= value < 2**63 else ("pybigint",)  # type: ignore[operator]
     if t is float:
         return ("pyfloat",)
     if isinstance(value, np.generic):
@@ -137,6 +139,8 @@ class TypeGuard:
         for k, t in enumerate(types_):
             namespace[f"T{k}"] = t
             tests.append(f"type(v[{k}]) is T{k}")
+            if t is int:  # beyond int64 is another kind ("pybigint"): the frontend says so
+                tests.append(f"{-(2**63)} <= v[{k}] < {2**63}")
         for k, dtype, ndim in arrays:
             namespace[f"D{k}"] = dtype
             tests.append(f"v[{k}].ndim == {ndim}")

@@ -191,6 +191,13 @@ class ExprLowerer(LowererBase):
         if cached is not None:
             return cached
         typed = capture_ir_type(obj)
+        if type(obj) is int and not -(2**63) <= obj < 2**63:
+            raise self.error(
+                TypeMismatch,
+                f"captured '{name}' = {obj} does not fit int64",
+                node,
+                hint="integers in element functions are 64-bit; capture a float instead",
+            )
         if typed is None:
             dtype = getattr(obj, "dtype", type(obj).__name__)
             raise self.error(

@@ -161,3 +161,22 @@ def strided_sum(c):
 def test_loop_counter_seeded_by_index_stays_integral(compute):
     want = np.array([xs[c::10].sum() for c in range(10)], dtype=np.float32)
     np.testing.assert_array_equal(compute(10, strided_sum), want)
+
+
+limit = 5
+
+
+def below_limit(i):
+    return i + limit
+
+
+def test_captured_int_beyond_int64_is_a_located_error_on_cold_and_warm_calls():
+    global limit
+    try:
+        limit = 5
+        np.testing.assert_array_equal(ol.compute_s(3, below_limit), [5, 6, 7])
+        limit = 2**70  # the warm path's type guard must not let it reach the kernel
+        with pytest.raises(ol.TypeMismatch, match="captured 'limit' = 1180591620717411303424 does not fit int64"):
+            ol.compute_s(3, below_limit)
+    finally:
+        limit = 5
