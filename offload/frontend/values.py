@@ -134,12 +134,12 @@ def describe(val: Val | Unbound) -> str:
     if isinstance(val, TupleVal):
         return f"tuple of {len(val.items)}"
     if isinstance(val, ArrayRef):
-        return f"array of {val.type.elem} with {val.type.ndim} dimensions"
+        return f"captured array of {val.type.elem.dtype} with {val.type.ndim} dimension(s)"
     if isinstance(val, PyObj):
         return f"Python object {val.name!r}"
     if isinstance(val, Getter):
-        return "element getter"
-    return "unbound name"
+        return "getter function"
+    return "name with no value yet"
 
 
 def _py_name(val: Scalar) -> str:
