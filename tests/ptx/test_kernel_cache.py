@@ -132,12 +132,15 @@ def test_directory_is_bounded_by_evicting_least_recently_used(tmp_path):
     assert cache.info()["bytes"] <= 10_000
 
 
-@pytest.mark.skipif(os.geteuid() == 0, reason="root ignores directory permissions")
-def test_unwritable_directory_warns_once_and_falls_back_to_memory(tmp_path):
-    locked = tmp_path / "locked"
-    locked.mkdir()
-    locked.chmod(0o500)
-    _check_fallback(KernelCache(locked / "sub"))
+def test_unwritable_directory_warns_once_and_falls_back_to_memory(tmp_path, monkeypatch):
+    # Fault injection: root ignores directory permissions, so refuse the write instead.
+    import tempfile
+
+    def refuse(*args, **kwargs):
+        raise PermissionError(13, "Permission denied", str(kwargs.get("dir", "")))
+
+    monkeypatch.setattr(tempfile, "mkstemp", refuse)
+    _check_fallback(KernelCache(tmp_path / "cache"))
 
 
 def test_directory_that_cannot_be_created_warns_once_and_falls_back_to_memory(tmp_path):
