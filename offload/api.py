@@ -120,7 +120,27 @@ def compute_s(shape: Any, fn: Any = None, *, dtype: Any = None, out: Any = None)
 
 
 def compute_p(shape: Any, fn: Any = None, *, dtype: Any = None, out: Any = None) -> Any:
-    """Like ``compute_s`` but on all CPU cores (parallel over the outermost dimension)."""
+    """Compute ``fn`` at every index of ``shape`` on all CPU cores.
+
+    ``compute_p(shape, fn)``: ``shape`` is an int or a tuple of ints; ``fn`` is a plain
+    Python function (or lambda) taking one int per dimension and returning a number (an
+    array of that dtype comes back) or a tuple of numbers (a tuple of arrays: struct of
+    arrays). It may read captured NumPy arrays (``a[i, j]``, negative indices, ``a.shape``)
+    and captured scalars, use ``if``/``for range``/``while``, ``math.*`` and NumPy scalar
+    functions, and call other plain functions (inlined). ``compute_p(delayed)`` computes a
+    delayed array (``ol.map``, ``ol.from_function``, ...) fused into one loop nest.
+
+    ``dtype=`` overrides the inferred result dtype (NumPy 2 promotion: a Python float times
+    a float32 element stays float32); ``out=`` writes into an existing array (or tuple of
+    arrays) and returns it. The work is split over the outermost dimension (tiles of the
+    last axis for rank >= 2) with numba's ``prange``; the values equal ``compute_s``'s.
+
+    Raises an ``OffloadError`` subclass with ``file:line:col``, the source line, a caret
+    and a hint for every construct the language rejects (recursion, allocation, writes to
+    captured arrays, unsupported syntax or calls), all reported together; ``TypeError`` /
+    ``ValueError`` for bad shapes, dtypes and ``out=`` arrays. Compiled kernels are cached:
+    a warm call re-reads the captured values and launches, without parsing again.
+    """
     return _compute(lambda: _backend("cpu-par"), shape, fn, dtype, out)
 
 
