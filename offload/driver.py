@@ -67,6 +67,26 @@ class Entry:
     """Reads the current captured values (generated from ``lowered.captures``)."""
     memo: _Memo | None = None
     """The last specialisation used (replaced whole, so concurrent callers see either)."""
+    still_valid: Callable[[Any], bool] | None = None
+    """Whether the helpers and modules built into the kernels are still what the target's
+    names lead to (``None``: nothing was resolved at compile time)."""
+
+
+def _new_entry(lowered: Lowered) -> Entry:
+    entry = Entry(lowered, fetch=make_fetcher(lowered.captures))
+    if lowered.resolved:
+        fetch = make_fetcher([path for path, _ in lowered.resolved])
+        objects = tuple(obj for _, obj in lowered.resolved)
+
+        def still_valid(target: Any) -> bool:
+            try:
+                now = fetch(target)
+            except (AttributeError, KeyError, IndexError, ValueError):
+                return False  # a name was deleted or a cell emptied: lower again
+            return all(a is b for a, b in zip(now, objects, strict=True))
+
+        entry.still_valid = still_valid
+    return entry
 
 
 _TABLE: dict[tuple[Backend, Any], Entry] = {}
@@ -91,13 +111,19 @@ def _entry(backend: Backend, target: Any, rank: int) -> Entry:
     if type(target) is types.FunctionType:
         code = target.__code__
         hit = _BY_CODE.get((id(code), id(backend)))
-        if hit is not None and hit[0] is code and hit[1] is target.__globals__:
+        if (
+            hit is not None
+            and hit[0] is code
+            and hit[1] is target.__globals__
+            and (hit[3].still_valid is None or hit[3].still_valid(target))
+        ):
             return hit[3]
     tkey = (backend, _table_key(target))
     entry = _TABLE.get(tkey)
+    if entry is not None and entry.still_valid is not None and not entry.still_valid(target):
+        entry = None  # a helper or module was rebound since: its kernels are stale
     if entry is None:
-        lowered = check_and_lower(target, rank)
-        entry = Entry(lowered, fetch=make_fetcher(lowered.captures))
+        entry = _new_entry(check_and_lower(target, rank))
         _TABLE[tkey] = entry
     if type(target) is types.FunctionType:
         code = target.__code__

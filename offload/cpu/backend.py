@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from offload.cpu.loopnest import CpuHooks, kernel_function
+from offload.cpu.symbols import ensure_int128_helpers
 from offload.diagnostics import CompileError, KernelFault
 from offload.emit import HEADER, print_source
 from offload.ir.core import Function
@@ -146,6 +147,7 @@ class CpuBackend:
 
         import numba
 
+        ensure_int128_helpers()
         src, hooks = _source(fn, options, self.parallel)
         digest = hashlib.sha256(src.encode()).hexdigest()[:12]
         filename = f"<offload {self.name} {fn.name} {digest}>"

@@ -73,6 +73,9 @@ class LowererBase(abc.ABC):
         """False after return/break/continue: following statements are unreachable."""
         self.capture_values: dict[tuple[object, ...], Val] = {}
         self.capture_paths: list[tuple[Step, ...]] = []
+        self.resolved_objects: dict[tuple[object, ...], tuple[tuple[Step, ...], object]] = {}
+        """Helpers, modules and other objects resolved at compile time, by path: the
+        compiled kernel is only valid while each path still leads to the same object."""
         self.inline_stack: list[object] = []
 
     # -- to be provided by the node handlers -------------------------------------------

@@ -336,6 +336,6 @@ def _count(lo: int, hi: int) -> str:
 
 
 def _opcode(op: str) -> Opcode:
-    from offload.frontend.expr import OPCODES
+    from offload.frontend.optables import OPCODES
 
     return OPCODES[op]

@@ -132,7 +132,7 @@ class DelayedLowerer(StmtLowerer):
         return out
 
 
-def lower_delayed_root(target: Any, rank: int, cls: type[DelayedLowerer]) -> tuple[Builder, Any]:
+def lower_delayed_root(target: Any, rank: int, cls: type[DelayedLowerer]) -> DelayedLowerer:
     """Lower the tree ``target`` (of ``rank`` dimensions) into a new function."""
     from offload.frontend.lower import finish
 
@@ -144,7 +144,7 @@ def lower_delayed_root(target: Any, rank: int, cls: type[DelayedLowerer]) -> tup
     idx = [Scalar(v, True, None, True) for v in builder.function.params]
     result = low.lower_node(target, (), idx)
     finish(low, result, None)
-    return builder, low.capture_paths
+    return low
 
 
 def _shape(x: Any) -> tuple[int, ...]:

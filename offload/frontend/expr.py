@@ -6,7 +6,6 @@ Calls are in ``calls.py``; statements and loops in ``stmt.py``.
 from __future__ import annotations
 
 import ast
-import operator
 from collections.abc import Callable
 from typing import Any
 
@@ -18,6 +17,15 @@ from offload.diagnostics import (
 from offload.frontend.base import LowererBase
 from offload.frontend.captures import capture_ir_type, is_array
 from offload.frontend.intrinsics import MODULE_CONSTANTS, lookup_intrinsic
+from offload.frontend.optables import (
+    BINOPS,
+    COMPARE,
+    NONNEG_KEEPING,
+    OPCODES,
+    PY_COMPARE,
+    PY_UNARY,
+    SYMBOL,
+)
 from offload.frontend.promote import (
     BINARY_OPERATORS,
     binary_result,
@@ -40,60 +48,6 @@ from offload.ir.core import Capture
 from offload.ir.ops import Opcode
 from offload.ir.types import BOOL, F64, I64, ArrayType, ScalarType
 
-_BINOPS: dict[type[ast.operator], str] = {
-    ast.Add: "add",
-    ast.Sub: "sub",
-    ast.Mult: "mul",
-    ast.Div: "truediv",
-    ast.FloorDiv: "floordiv",
-    ast.Mod: "mod",
-    ast.Pow: "pow",
-    ast.LShift: "lshift",
-    ast.RShift: "rshift",
-    ast.BitAnd: "and",
-    ast.BitOr: "or",
-    ast.BitXor: "xor",
-}
-_SYMBOL = {
-    "add": "+", "sub": "-", "mul": "*", "truediv": "/", "floordiv": "//", "mod": "%",
-    "pow": "**", "lshift": "<<", "rshift": ">>", "and": "&", "or": "|", "xor": "^",
-}  # fmt: skip
-OPCODES: dict[str, Opcode] = {
-    "add": Opcode.ADD,
-    "sub": Opcode.SUB,
-    "mul": Opcode.MUL,
-    "truediv": Opcode.TRUEDIV,
-    "floordiv": Opcode.FLOORDIV,
-    "mod": Opcode.FLOORMOD,
-    "pow": Opcode.POW,
-    "lshift": Opcode.SHL,
-    "rshift": Opcode.SHR,
-    "and": Opcode.AND,
-    "or": Opcode.OR,
-    "xor": Opcode.XOR,
-}
-_NONNEG_KEEPING = frozenset({"add", "mul", "floordiv", "mod", "and"})
-_COMPARE: dict[type[ast.cmpop], Opcode] = {
-    ast.Eq: Opcode.EQ,
-    ast.NotEq: Opcode.NE,
-    ast.Lt: Opcode.LT,
-    ast.LtE: Opcode.LE,
-    ast.Gt: Opcode.GT,
-    ast.GtE: Opcode.GE,
-}
-_PY_COMPARE = {
-    Opcode.EQ: operator.eq,
-    Opcode.NE: operator.ne,
-    Opcode.LT: operator.lt,
-    Opcode.LE: operator.le,
-    Opcode.GT: operator.gt,
-    Opcode.GE: operator.ge,
-}
-_PY_UNARY: dict[str, Callable[[Any], Any]] = {
-    "neg": operator.neg,
-    "pos": operator.pos,
-    "invert": operator.invert,
-}
 _ALLOCATING = (
     ast.List, ast.Dict, ast.Set, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp,
     ast.JoinedStr,
@@ -185,6 +139,9 @@ class ExprLowerer(LowererBase):
             lookup_intrinsic(obj) is None and capture_ir_type(obj) is not None
         )
         if not capturable or path is None:
+            if path is not None:
+                key = tuple((k, id(a) if k == "const" else a) for k, a in path)
+                self.resolved_objects[key] = (path, obj)
             return PyObj(obj, path, name)
         key = tuple((k, id(a) if k == "const" else a) for k, a in path)
         cached = self.capture_values.get(key)
@@ -218,7 +175,7 @@ class ExprLowerer(LowererBase):
     # -- operators ---------------------------------------------------------------------
 
     def expr_BinOp(self, node: ast.BinOp) -> Val:
-        op = _BINOPS.get(type(node.op))
+        op = BINOPS.get(type(node.op))
         if op is None:
             raise self.unsupported(node, "the '@' operator")
         left = self.expr(node.left)
@@ -237,13 +194,25 @@ class ExprLowerer(LowererBase):
         if key is None:
             raise self.error(
                 TypeMismatch,
-                f"unsupported operand types for {_SYMBOL[op]}: "
+                f"unsupported operand types for {SYMBOL[op]}: "
                 f"'{describe_key(ka)}' and '{describe_key(kb)}'",
                 node,
                 hint="use ^ for the difference of bools" if op == "sub" else "",
             )
         if op == "pow" and a.weak and b.weak and isinstance(b.const, int) and b.const < 0:
             key = (F64, True)  # Python: int ** negative int is a float
+        elif (
+            op == "pow" and a.weak and b.weak and key[0].is_int and b.const is None
+        ) and not b.nonneg:
+            # CPython's result type depends on the exponent's sign at run time.
+            raise self.error(
+                TypeMismatch,
+                "int ** int with an exponent that may be negative (CPython would give "
+                "a float for a negative one)",
+                node,
+                hint="write float(x) ** y, or use an exponent known to be >= 0 "
+                "(an index or a range counter)",
+            )
         rt, weak = key
         if op == "truediv" or not rt.is_bool:
             opnd_t = rt
@@ -259,7 +228,7 @@ class ExprLowerer(LowererBase):
             opcode = Opcode.OR  # NumPy: bool + bool is logical or
         elif rt.is_bool and op == "mul":
             opcode = Opcode.AND
-        nonneg = rt.is_int and op in _NONNEG_KEEPING and a.nonneg and b.nonneg
+        nonneg = rt.is_int and op in NONNEG_KEEPING and a.nonneg and b.nonneg
         return Scalar(self.b.binary(opcode, x, y), weak, None, nonneg)
 
     def _fold(
@@ -278,7 +247,7 @@ class ExprLowerer(LowererBase):
             # CPython would compute this exactly; an int64 kernel would silently wrap it.
             raise self.error(
                 TypeMismatch,
-                f"the constant {a.const} {_SYMBOL[op]} {b.const} = {r} does not fit int64",
+                f"the constant {a.const} {SYMBOL[op]} {b.const} = {r} does not fit int64",
                 node,
                 hint="integers in element functions are 64-bit; use a float constant",
             )
@@ -307,7 +276,7 @@ class ExprLowerer(LowererBase):
             )
         rt, weak = key
         if val.const is not None and weak and rt is not BOOL:
-            fn: Callable[[Any], Any] = _PY_UNARY.get(name, abs)
+            fn: Callable[[Any], Any] = PY_UNARY.get(name, abs)
             return self.const(fn(int(val.const) if rt.is_int else val.const), key)
         x = self.convert(val, rt, weak)
         if name == "pos":
@@ -348,7 +317,7 @@ class ExprLowerer(LowererBase):
         result: Scalar | None = None
         for k, (op, comp) in enumerate(zip(node.ops, node.comparators, strict=True)):
             right = self.expr(comp)
-            opcode = _COMPARE.get(type(op))
+            opcode = COMPARE.get(type(op))
             if opcode is None:
                 raise self.unsupported(node, f"the '{type(op).__name__}' comparison")
             a = self.scalar(left, node.left if k == 0 else node.comparators[k - 1])
@@ -379,7 +348,7 @@ class ExprLowerer(LowererBase):
             raise self.error(TypeMismatch, "these values cannot be compared", node)
         weak = a.weak and b.weak
         if weak and a.const is not None and b.const is not None:
-            return self.const(bool(_PY_COMPARE[opcode](a.const, b.const)), (BOOL, True))
+            return self.const(bool(PY_COMPARE[opcode](a.const, b.const)), (BOOL, True))
         x = self.convert(a, key[0]).value
         y = self.convert(b, key[0]).value
         return Scalar(self.b.binary(opcode, x, y), weak)

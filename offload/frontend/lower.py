@@ -51,6 +51,9 @@ class Lowered:
     """Typed SSA IR; ``ir.captures[k]`` corresponds to ``captures[k]``."""
     captures: tuple[CapturePath, ...]
     """How to re-read each captured value from the lowering target at call time."""
+    resolved: tuple[tuple[CapturePath, object], ...] = ()
+    """Objects built into the kernel (helpers, modules) and the paths they were found by:
+    the kernel stays valid only while every path still leads to the same object."""
 
 
 class Lowerer(DelayedLowerer):
@@ -62,10 +65,11 @@ def lower(target: Callable[..., Any] | object, rank: int) -> Lowered:
 
     Raises an ``OffloadError`` (with a source span) for anything outside the language."""
     try:
+        low: DelayedLowerer
         if is_delayed(target):
-            builder, paths = lower_delayed_root(target, rank, Lowerer)
+            low = lower_delayed_root(target, rank, Lowerer)
         else:
-            builder, paths = _lower_function(target, rank)
+            low = _lower_function(target, rank)
     except OffloadError:
         raise
     except RecursionError:
@@ -76,7 +80,8 @@ def lower(target: Callable[..., Any] | object, rank: int) -> Lowered:
             f"internal error in offload's frontend while lowering '{name}': "
             f"{type(exc).__name__}: {exc}"
         ) from exc
-    return Lowered(builder.function, tuple(CapturePath(p) for p in paths))
+    resolved = tuple((CapturePath(p), obj) for p, obj in low.resolved_objects.values())
+    return Lowered(low.b.function, tuple(CapturePath(p) for p in low.capture_paths), resolved)
 
 
 def fetch_captures(target: object, lowered: Lowered) -> list[object]:
@@ -84,7 +89,7 @@ def fetch_captures(target: object, lowered: Lowered) -> list[object]:
     return [path.fetch(target) for path in lowered.captures]
 
 
-def _lower_function(fn: object, rank: int) -> tuple[Builder, list[Any]]:
+def _lower_function(fn: object, rank: int) -> Lowerer:
     if not isinstance(fn, types.FunctionType):
         get_source(fn)  # type: ignore[arg-type]  # raises SourceUnavailable with a hint
         raise AssertionError("unreachable")
@@ -130,7 +135,7 @@ def _lower_function(fn: object, rank: int) -> tuple[Builder, list[Any]]:
             )
     result = low.inline_returns(low.ctx.returns, node, f"'{src.name}'")
     finish(low, result, node)
-    return builder, low.capture_paths
+    return low
 
 
 def finish(low: DelayedLowerer, result: Val, node: ast.AST | None) -> None:

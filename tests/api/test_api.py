@@ -176,7 +176,54 @@ def test_captured_int_beyond_int64_is_a_located_error_on_cold_and_warm_calls():
         limit = 5
         np.testing.assert_array_equal(ol.compute_s(3, below_limit), [5, 6, 7])
         limit = 2**70  # the warm path's type guard must not let it reach the kernel
-        with pytest.raises(ol.TypeMismatch, match="captured 'limit' = 1180591620717411303424 does not fit int64"):
+        with pytest.raises(
+            ol.TypeMismatch, match="captured 'limit' = 1180591620717411303424 does not fit int64"
+        ):
             ol.compute_s(3, below_limit)
     finally:
         limit = 5
+
+
+def _add1(x):
+    return x + 1
+
+
+def _times10(x):
+    return x * 10
+
+
+def _apply(h):
+    return lambda i: h(i)
+
+
+@pytest.mark.parametrize("compute", COMPUTES)
+def test_same_code_with_another_helper_in_its_closure_is_not_stale(compute):
+    np.testing.assert_array_equal(compute(3, _apply(_add1)), [1, 2, 3])
+    np.testing.assert_array_equal(compute(3, _apply(_times10)), [0, 10, 20])
+    np.testing.assert_array_equal(compute(3, _apply(_add1)), [1, 2, 3])
+
+
+def helper(x):
+    return x + 1
+
+
+def calls_helper(i):
+    return helper(i)
+
+
+def test_rebinding_a_global_helper_recompiles():
+    global helper
+    saved = helper
+    try:
+        np.testing.assert_array_equal(ol.compute_s(3, calls_helper), [1, 2, 3])
+        helper = lambda x: x * 10  # noqa: E731
+        np.testing.assert_array_equal(ol.compute_s(3, calls_helper), [0, 10, 20])
+    finally:
+        helper = saved
+
+
+def test_int_power_with_a_possibly_negative_exponent_is_a_located_error():
+    with pytest.raises(ol.TypeMismatch, match="exponent that may be negative"):
+        ol.compute_s((2, 2), lambda i, j: (i + 2) ** (j - 1))
+    # an index or a range counter is a known non-negative exponent
+    np.testing.assert_array_equal(ol.compute_s((2, 2), lambda i, j: (i + 2) ** j), [[1, 2], [1, 3]])
