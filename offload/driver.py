@@ -234,6 +234,11 @@ def _specialisation(  # noqa: PLR0917  (the warm path's state, passed without a 
 def _wanted_dtypes(dtype: Any, out: Any, nresults: int) -> tuple[np.dtype[Any], ...] | None:
     if out is not None:
         outs = out if isinstance(out, tuple) else (out,)
+        for o in outs:
+            if not (hasattr(o, "shape") and hasattr(o, "dtype")):
+                raise TypeError(
+                    f"out= takes an array (or a tuple of arrays), not {type(o).__name__}"
+                )
         if len(outs) != nresults:
             raise ValueError(f"out= has {len(outs)} array(s) but the function returns {nresults}")
         return tuple(np.dtype(o.dtype) for o in outs)

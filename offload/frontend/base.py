@@ -147,6 +147,13 @@ class LowererBase(abc.ABC):
         if s.type == t:
             return s if w == s.weak else Scalar(s.value, w, s.const, s.nonneg)
         if s.const is not None and not (t.is_int and isinstance(s.const, float)):
+            if s.weak and t.is_int and type(s.const) is int and not _fits(s.const, t):
+                # NumPy 2 (NEP 50) refuses a Python int its partner's type cannot hold.
+                raise TypeMismatch.at(
+                    f"the Python int {s.const} does not fit {t.dtype}",
+                    self.b.span,
+                    hint=f"use a value in {t.dtype}'s range, or convert the other operand",
+                )
             c = bool(s.const) if t.is_bool else s.const
             if t.is_float:
                 c = float(c)
@@ -292,3 +299,9 @@ def _name_order(name: str) -> tuple[int, str]:
 def make_index_scalar(value: Value) -> Scalar:
     """An index parameter: a weak Python int known to be non-negative."""
     return Scalar(value, True, None, True)
+
+
+def _fits(value: int, t: ScalarType) -> bool:
+    bits = t.bits
+    lo, hi = (-(1 << (bits - 1)), (1 << (bits - 1)) - 1) if t.is_signed else (0, (1 << bits) - 1)
+    return lo <= value <= hi

@@ -193,10 +193,14 @@ def _find_node(tree: ast.Module, fn: types.FunctionType) -> FunctionNode | None:
     if not positions:
         return candidates[0]
     first = min(positions)
+    best: FunctionNode | None = None
+    best_range: tuple[tuple[int, int], tuple[int, int]] | None = None
     for node in candidates:
         body = node.body if isinstance(node, ast.Lambda) else node
         start = (body.lineno, body.col_offset)
         end = (body.end_lineno or body.lineno, body.end_col_offset or 0)
-        if start <= first <= end:
-            return node
-    return candidates[0]
+        # Lambdas nest (`lambda: f(lambda i: i)`): the innermost body holding the code's
+        # first position is this code's lambda.
+        if start <= first <= end and (best_range is None or best_range[0] <= start):
+            best, best_range = node, (start, end)
+    return best if best is not None else candidates[0]

@@ -227,3 +227,13 @@ def test_int_power_with_a_possibly_negative_exponent_is_a_located_error():
         ol.compute_s((2, 2), lambda i, j: (i + 2) ** (j - 1))
     # an index or a range counter is a known non-negative exponent
     np.testing.assert_array_equal(ol.compute_s((2, 2), lambda i, j: (i + 2) ** j), [[1, 2], [1, 3]])
+
+
+def test_out_must_be_an_array():
+    with pytest.raises(TypeError, match="out= takes an array"):
+        ol.compute_s(3, lambda i: i, out=[0, 0, 0])
+
+
+def test_a_lambda_compiled_from_inside_another_lambda_on_the_same_line():
+    run = lambda: ol.compute_s(3, lambda i: i + 1)  # noqa: E731
+    np.testing.assert_array_equal(run(), [1, 2, 3])

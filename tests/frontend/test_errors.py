@@ -223,3 +223,16 @@ def test_constant_expression_beyond_int64_is_a_located_error():
     message = str(info.value)
     assert "2 ** 70 = 1180591620717411303424 does not fit int64" in message
     assert "test_errors.py" in message and "^^^^^" in message
+
+
+_U8 = np.arange(4, dtype=np.uint8)
+
+
+def _u8_and_negative(i):
+    return _U8[i] & -2
+
+
+def test_python_int_that_its_numpy_partner_cannot_hold_is_a_located_error():
+    # NumPy 2 (NEP 50) raises OverflowError for np.uint8(1) & -2; so do we, at compile time.
+    with pytest.raises(TypeMismatch, match="the Python int -2 does not fit uint8"):
+        lower(_u8_and_negative, 1)
