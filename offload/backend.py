@@ -40,6 +40,11 @@ class Backend(Protocol):
         """Fresh output arrays, one per dtype (the GPU's live in unified or device memory)."""
         ...
 
+    def writable(self, out: Any) -> bool:
+        """Whether a kernel can write straight into ``out`` (a user's ``out=`` array);
+        if not, the driver computes into fresh outputs and copies into it."""
+        ...
+
     def prepare_captures(self, captures: Sequence[Any]) -> list[Any]:
         """Turn current captured values into what ``Kernel.launch`` takes (e.g. copy host
         arrays to the device); scalars pass through."""

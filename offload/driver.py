@@ -193,12 +193,16 @@ def run(
     else:
         compiled = _specialisation(backend, target, shape, entry, values, want, options)
     outs = _outputs(backend, shape, compiled.dtypes, out)
+    targets = outs if out is None else _staged(backend, shape, compiled.dtypes, outs)
     for n in shape:
         if n == 0:
             break
     else:
-        compiled.kernel.launch(shape, outs, backend.prepare_captures(values))
+        compiled.kernel.launch(shape, targets, backend.prepare_captures(values))
     if out is not None:
+        for o, t in zip(outs, targets, strict=True):
+            if o is not t:
+                _copy_into(o, t)
         return out
     return outs[0] if len(outs) == 1 else tuple(outs)
 
@@ -260,6 +264,29 @@ def _outputs(
         if tuple(o.shape) != shape:
             raise ValueError(f"out= has shape {tuple(o.shape)}, expected {shape}")
     return outs
+
+
+def _staged(
+    backend: Backend, shape: tuple[int, ...], dtypes: Sequence[np.dtype[Any]], outs: list[Any]
+) -> list[Any]:
+    """``outs`` where the backend can write them, fresh outputs where it cannot."""
+    if all(backend.writable(o) for o in outs):
+        return outs
+    fresh = backend.allocate(shape, dtypes)
+    return [o if backend.writable(o) else f for o, f in zip(outs, fresh, strict=True)]
+
+
+def _copy_into(out: Any, result: Any) -> None:
+    """Copy a staged result into the user's ``out=`` array (host or device)."""
+    if isinstance(out, np.ndarray):
+        host = (
+            result.get()
+            if hasattr(result, "get") and not isinstance(result, np.ndarray)
+            else result
+        )
+        np.copyto(out, host, casting="unsafe")
+    else:
+        out[...] = result
 
 
 def clear_dispatch_table() -> None:

@@ -173,6 +173,10 @@ class CpuBackend:
         """Fresh C-contiguous output arrays, one per dtype."""
         return [np.empty(shape, dtype=dt) for dt in dtypes]
 
+    def writable(self, out: Any) -> bool:
+        """numba kernels write any NumPy array, whatever its strides."""
+        return isinstance(out, np.ndarray)
+
     def prepare_captures(self, captures: Sequence[Any]) -> list[Any]:
         """CPU kernels read host arrays directly; scalars pass through."""
         return list(captures)

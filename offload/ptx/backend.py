@@ -24,7 +24,14 @@ from offload.ptx.compile import compile_ptx, simulator_kernel, tool_versions
 from offload.ptx.kernel_source import KernelSource, build_kernel_source
 from offload.ptx.launch import GPUKernel, SimKernel
 from offload.runtime.gpu import device_info, load_cupy
-from offload.runtime.memory import ManagedBuffer, ManagedPool, frozen_table, input_view, prefetch
+from offload.runtime.memory import (
+    ManagedBuffer,
+    ManagedPool,
+    frozen_table,
+    input_view,
+    output_pointer,
+    prefetch,
+)
 from offload.runtime.pool import DevicePool
 from offload.runtime.views import cupy_arg, strides_in_elements, view_arg
 
@@ -99,6 +106,17 @@ class GPUBackend:
             return [managed.empty(shape, np.dtype(dt)) for dt in dtypes]
         pool = self.pool()
         return [pool.empty(shape, np.dtype(dt)) for dt in dtypes]
+
+    def writable(self, out: Any) -> bool:
+        """A C-contiguous managed result or device array (a plain host array, e.g. the
+        ``out=`` of code ported from ``compute_p``, is staged and copied by the driver)."""
+        if self.simulator:
+            return isinstance(out, np.ndarray) and bool(out.flags.c_contiguous)
+        try:
+            output_pointer(out)
+        except (TypeError, ValueError):
+            return False
+        return True
 
     def prepare_captures(self, captures: Sequence[Any]) -> list[Any]:
         """Arrays -> ``ArrayArg`` tuples on the device (copied unless already there,

@@ -54,3 +54,14 @@ def test_compute_g_fuses_a_delayed_chain():
     a = np.arange(12, dtype=np.float32).reshape(3, 4)
     chain = ol.map(lambda x: x * 2, ol.backpermute((4, 3), lambda i, j: (j, i), a))
     np.testing.assert_array_equal(np.asarray(ol.compute_g(chain)), a.T * 2)
+
+
+def test_compute_g_writes_a_plain_or_strided_host_out_array():
+    # Code ported from compute_p passes host arrays as out=: they are staged and copied.
+    out = np.full(6, -1.0)
+    res = ol.compute_g(6, lambda i: i * 0.5, out=out)
+    assert res is out
+    np.testing.assert_array_equal(out, np.arange(6) * 0.5)
+    strided = np.zeros((4, 6), dtype=np.float32)[:, ::2]
+    ol.compute_g((4, 3), lambda i, j: np.float32(i * 10 + j), out=strided)
+    np.testing.assert_array_equal(strided, np.add.outer(np.arange(4) * 10, np.arange(3)))
