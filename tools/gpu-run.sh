@@ -7,6 +7,8 @@
 #   study     the 2D-convolution study (paper Table 3)
 #   ablation  every optimiser pass on/off on the paper's kernels (kernel time + PTX counts)
 #   quick     the whole suite at quick size on compute_g + peers (a fast smoke run)
+#   profile   Nsight Compute metrics of compute_g and the CUDA peers (tools/gpu-profile.sh) for
+#             PROFILE_NAMES (default: the benchmarks that miss their targets)
 # Everything is written under $OUT/run (fetched back as one tarball, $OUT/gpu-run.tgz);
 # short tables are printed last.
 set -uo pipefail
@@ -38,6 +40,11 @@ for arg in "$@"; do
     quick)
       timeout "$limit" python3 -m benchmarks.runner --size quick --targets g,gpu-peers --repeat 3 --out "$RUN" --tag quick --no-plots > "$RUN/quick.log" 2>&1 || status=1
       summary+=("$(grep -E '^\|' "$RUN/quick.log" | cut -c1-200)") ;;
+    profile)
+      names="${PROFILE_NAMES:-2d-convolution 7pt-stencil backprojection blackscholes dotp smvm nbody volume-rendering matrix-mult}"
+      # shellcheck disable=SC2086
+      OUT="$RUN" PROFILE_TIMEOUT=60 timeout "$limit" bash tools/gpu-profile.sh --peers $names > "$RUN/profile.log" 2>&1 || status=1
+      summary+=("$(sed -n '/^| bench/,/^$/p' "$RUN/profile/summary.md" 2>/dev/null | cut -c1-260)") ;;
     *) echo "unknown stage $stage"; status=2 ;;
   esac
   echo "== stage $stage: $(( $(date +%s) - start )) s (status so far $status)"

@@ -2,8 +2,10 @@
 
 An abstract interpretation over the CFG with widening. Facts used:
 
-* index parameters and ``SHAPE`` results are in ``[0, 2**62)`` (a ``Function`` carries no
-  shape, so nothing tighter is known about them); other parameters span their type;
+* index parameters and ``SHAPE`` results are in ``[0, index_limit)`` (``2**62`` unless the
+  caller assumes less: a ``Function`` carries no shape); captured integer scalars span
+  their type, or ``[-scalar_limit, scalar_limit)`` when the caller assumes that (the GPU
+  backend's 32-bit variant, whose launch checks the assumption);
 * constants; the transfer function of each op (``ADD``, ``MUL``, ``FLOORDIV``, casts ...),
   giving the whole type's range whenever the op could wrap;
 * block arguments join the values passed along their incoming edges (loop induction
@@ -58,6 +60,13 @@ def type_range(t: ScalarType) -> Range:
     return Range(0, (1 << t.bits) - 1)
 
 
+def _assumed(full: Range, limit: int | None) -> Range:
+    """``full`` cut to ``[-limit, limit)`` when the caller assumes that bound."""
+    if limit is None:
+        return full
+    return full.intersect(Range(-limit, limit - 1)) or full
+
+
 def _ranged(v: Value) -> bool:
     return isinstance(v.type, ScalarType) and (v.type.is_int or v.type.is_bool)
 
@@ -68,8 +77,16 @@ Env = dict[Value, Range]
 class RangeFacts:
     """Ranges of the integer and bool values of one function (computed on construction)."""
 
-    def __init__(self, fn: Function, max_rounds: int = 40) -> None:
+    def __init__(
+        self,
+        fn: Function,
+        max_rounds: int = 40,
+        *,
+        index_limit: int = INDEX_LIMIT,
+        scalar_limit: int | None = None,
+    ) -> None:
         self.fn = fn
+        self.index_limit = index_limit
         self.values: Env = {}
         self.block_facts: dict[Block, Env] = {}
         self._rpo = reverse_postorder(fn)
@@ -80,7 +97,11 @@ class RangeFacts:
         for k, p in enumerate(fn.params):
             if _ranged(p):
                 assert isinstance(p.type, ScalarType)
-                self.values[p] = Range(0, INDEX_LIMIT - 1) if k < fn.n_index else type_range(p.type)
+                self.values[p] = (
+                    Range(0, index_limit - 1)
+                    if k < fn.n_index
+                    else _assumed(type_range(p.type), scalar_limit)
+                )
         changes: dict[Value, int] = {}
         for _ in range(max_rounds):
             if not self._round(changes):
@@ -238,6 +259,8 @@ class RangeFacts:
             if r is None and _ranged(v):
                 return None  # not computed yet (a later block): wait for the next round
             operands.append(r)
+        if op.opcode is Opcode.SHAPE:
+            return Range(0, self.index_limit - 1)
         assert isinstance(op.result.type, ScalarType)
         return transfer(op, operands, op.result.type)
 

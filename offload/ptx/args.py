@@ -43,10 +43,10 @@ _STRUCT_CODES = {
 }
 
 
-def param_ctype(kind: ParamKind, dtype: np.dtype[Any] | None) -> Any:
+def param_ctype(kind: ParamKind, dtype: np.dtype[Any] | None, index_bits: int = 64) -> Any:
     """The ctypes type of a kernel parameter's value."""
     if kind in (ParamKind.EXTENT, ParamKind.CAP_EXTENT, ParamKind.CAP_STRIDE):
-        return ctypes.c_int64
+        return ctypes.c_int32 if index_bits == 32 else ctypes.c_int64
     if kind in (ParamKind.OUT, ParamKind.PTR, ParamKind.ERR):
         return ctypes.c_uint64
     assert dtype is not None
@@ -73,7 +73,7 @@ class ArgBuffer:
     """Argument storage for one kernel and the generated function that fills it."""
 
     def __init__(self, ks: KernelSource, err_ptr: int = 0) -> None:
-        ctypes_ = [param_ctype(p.kind, p.dtype) for p in ks.params]
+        ctypes_ = [param_ctype(p.kind, p.dtype, ks.index_bits) for p in ks.params]
         offsets: list[int] = []
         end = 0
         for ct in ctypes_:

@@ -18,9 +18,11 @@ import numpy as np
 from offload.diagnostics import OffloadError
 from offload.ir.core import Function
 from offload.ir.printer import print_function
+from offload.opt.narrow import NarrowIndexArithmetic
 from offload.options import CompileOptions
 from offload.ptx.cache import DEFAULT_MAX_BYTES, CacheEntry, KernelCache, cache_key
 from offload.ptx.compile import compile_ptx, simulator_kernel, tool_versions
+from offload.ptx.guard import Fits, GuardedKernel, make_guard
 from offload.ptx.kernel_source import KernelSource, build_kernel_source
 from offload.ptx.launch import GPUKernel, SimKernel
 from offload.runtime.gpu import device_info, load_cupy
@@ -69,15 +71,29 @@ class GPUBackend:
 
     # -- Backend protocol ----------------------------------------------------------------
 
-    def compile(self, fn: Function, options: CompileOptions) -> GPUKernel | SimKernel:
-        """Compile ``fn`` (optimised IR) for the GPU or the simulator."""
-        ks = build_kernel_source(fn, bounds_check=options.bounds_check)
+    def compile(self, fn: Function, options: CompileOptions) -> GuardedKernel:
+        """Compile ``fn`` (optimised IR) for the GPU or the simulator: the kernel with 32-bit
+        index arithmetic, and the 64-bit one for launches outside its guard (made when a
+        launch first needs it; ``offload.ptx.guard``)."""
+        fits = make_guard(fn)
+        if self.simulator:
+            return GuardedKernel(
+                self._variant(NarrowIndexArithmetic().run(fn), options, 32),
+                _host_guard(fits),
+                lambda: self._variant(fn, options, 64),
+            )
+        narrow = self._variant(NarrowIndexArithmetic().run(fn), options, 32)
+        return GuardedKernel(narrow, fits, lambda: self._variant(fn, options, 64))
+
+    def _variant(self, fn: Function, options: CompileOptions, bits: int) -> GPUKernel | SimKernel:
+        """One kernel of ``fn`` with ``bits``-wide index arithmetic (cached by key)."""
+        ks = build_kernel_source(fn, bounds_check=options.bounds_check, index_bits=bits)
         names = [c.name for c in fn.captures]
         if self.simulator:
             return SimKernel(ks, simulator_kernel(ks, fn.name), fn.name, names)
         cp = load_cupy()
         dev = device_info()
-        key = self.key(fn, options, dev.cc)
+        key = self.key(fn, options, dev.cc, bits)
         kernel = self._loaded.get(key)
         if kernel is not None:
             return kernel
@@ -163,10 +179,13 @@ class GPUBackend:
 
     # -- helpers -------------------------------------------------------------------------
 
-    def key(self, fn: Function, options: CompileOptions, cc: tuple[int, int]) -> str:
-        """The kernel cache key of ``fn`` (DESIGN §3)."""
+    def key(
+        self, fn: Function, options: CompileOptions, cc: tuple[int, int], bits: int = 64
+    ) -> str:
+        """The kernel cache key of ``fn`` (DESIGN §3) with ``bits``-wide index arithmetic."""
         arg_types = [str(v.type) for v in fn.params] + [str(t) for t in fn.result_types]
-        return cache_key(print_function(fn), arg_types, options.key(), cc, tool_versions())
+        opts = f"{options.key()};index_bits={bits}"
+        return cache_key(print_function(fn), arg_types, opts, cc, tool_versions())
 
     def pool(self) -> DevicePool:
         """Device mode's pool of device blocks."""
@@ -196,6 +215,19 @@ class GPUBackend:
         if _is_array(c) and hasattr(c, "__cuda_array_interface__") and hasattr(c, "get"):
             return c.get()  # a CuPy array given to the simulator
         return c
+
+
+def _host_guard(fits: Fits) -> Fits:
+    """``fits`` over the simulator's captures (host arrays, not ``ArrayArg`` tuples)."""
+
+    def host_fits(shape: tuple[int, ...], captures: Sequence[Any]) -> bool:
+        caps = [
+            (0, c.shape, strides_in_elements(c.strides, c.itemsize)) if _is_array(c) else c
+            for c in captures
+        ]
+        return fits(shape, caps)
+
+    return host_fits
 
 
 def _is_array(x: Any) -> bool:

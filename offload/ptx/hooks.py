@@ -56,9 +56,12 @@ ERR = "olerr"
 class PointerHooks(BaseHooks):
     """Loads as ``cap[i0*s0 + i1*s1 ...]``; results stored at the linear index."""
 
-    def __init__(self, fn: Function, bounds_check: bool = False) -> None:
+    def __init__(self, fn: Function, bounds_check: bool = False, index_bits: int = 64) -> None:
         self.fn = fn
         self.bounds_check = bounds_check
+        self.index_bits = index_bits
+        """Offsets are computed in the kernel's index width: under the 32-bit kernel's guard
+        every in-bounds offset fits (an out-of-bounds read is undefined either way)."""
 
     def param_name(self, k: int) -> str:
         if k < self.fn.n_index:
@@ -67,9 +70,11 @@ class PointerHooks(BaseHooks):
 
     def load(self, capture_index: int, index_exprs: list[ast.expr]) -> ast.expr:
         offset: ast.expr | None = None
+        # numba computes int32 * int32 in int64: the 32-bit kernel wraps each step back.
+        w = "np.int32" if self.index_bits == 32 else ""
         for axis, ix in enumerate(index_exprs):
-            term = expr("i * s", i=ix, s=name(cap_stride(capture_index, axis)))
-            offset = term if offset is None else expr("a + b", a=offset, b=term)
+            term = expr(f"{w}(i * s)", i=ix, s=name(cap_stride(capture_index, axis)))
+            offset = term if offset is None else expr(f"{w}(a + b)", a=offset, b=term)
         read = ast.Subscript(name(cap_param(capture_index)), offset or ast.Constant(0), ast.Load())
         if _is_bool_array(self.fn, capture_index):
             # bool arrays travel as uint8 pointers (numba cannot store i1 through a bool*).

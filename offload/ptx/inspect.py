@@ -17,6 +17,7 @@ from typing import Any
 
 from offload.diagnostics import OffloadError
 from offload.ir.core import Function
+from offload.opt.narrow import NarrowIndexArithmetic
 from offload.options import CompileOptions
 from offload.ptx.compile import compile_ptx
 from offload.ptx.config import LaunchConfig, launch_config
@@ -98,10 +99,12 @@ def explain_gpu(
 
     With ``backend`` (a ``GPUBackend`` on a real GPU) the kernel is compiled and loaded the
     normal way and its resources come from the driver; otherwise PTX is compiled for ``cc``
-    and resources come from ptxas, launch figures from ``device`` (default: an H100)."""
-    ks = build_kernel_source(fn, bounds_check=options.bounds_check)
+    and resources come from ptxas, launch figures from ``device`` (default: an H100).
+    Shown is the 32-bit kernel (``offload.ptx.guard``): the one almost every launch runs."""
+    wide_fn, fn = fn, NarrowIndexArithmetic().run(fn)
+    ks = build_kernel_source(fn, bounds_check=options.bounds_check, index_bits=32)
     if backend is not None and not getattr(backend, "simulator", True):
-        kernel = backend.compile(fn, options)
+        kernel = backend.compile(wide_fn, options)
         cfg = kernel.config(shape) if shape else None
         return GPUExplain(
             ks.name, ks.source, kernel.ptx, dict(kernel.attributes), "device", cfg, shape

@@ -9,8 +9,13 @@ Index space to threads -- why a 2-D grid rather than one flat index: the x dimen
 the last (contiguous) axis, so neighbouring threads touch neighbouring elements (coalesced),
 and the y dimension walks the rows (all leading axes flattened, split back into indices by
 one divmod per *row*, not per element: a 64-bit division is ~40 instructions on the GPU).
-Both are grid-stride loops over int64 counters, so any shape is covered by any grid,
-including more than 2**31 elements or rows.
+Both are grid-stride loops, so any shape is covered by any grid.
+
+Index width: a kernel is built with ``index_bits`` 64 (counters, extents and strides are
+int64: any size) or 32 (all of them int32, and the body's IR narrowed by
+``offload.opt.narrow``). The 32-bit kernel is valid only for launches that satisfy
+``offload.ptx.guard``'s check (extents below 2**30, offsets below 2**31); it is what runs
+almost always, and 64-bit integer work is what bounded the stencil kernels.
 """
 
 from __future__ import annotations
@@ -68,6 +73,13 @@ class KernelSource:
     rank: int
     n_outputs: int
     bounds_check: bool
+    index_bits: int = 64
+    """Width of the counters, extents and strides (32 only under the launch guard)."""
+
+    @property
+    def index_dtype(self) -> np.dtype[Any]:
+        """The NumPy type of the extent and stride parameters."""
+        return np.dtype(np.int32 if self.index_bits == 32 else np.int64)
 
 
 def kernel_params(fn: Function, bounds_check: bool) -> list[Param]:
@@ -91,8 +103,11 @@ def kernel_params(fn: Function, bounds_check: bool) -> list[Param]:
     return params
 
 
-def _skeleton(name: str, params: list[Param], rank: int) -> str:
-    """The thread-mapping loops around ``OFFLOAD_BODY`` (see the module docstring)."""
+def _skeleton(name: str, params: list[Param], rank: int, bits: int) -> str:
+    """The thread-mapping loops around ``OFFLOAD_BODY`` (see the module docstring). Every
+    integer assignment is wrapped in the index type: numba computes ``int32 op int32`` in
+    int64, and a variable assigned both widths would be widened."""
+    t = f"np.int{bits}"
     ext = [h.extent_param(k) for k in range(rank)]
     nrows = " * ".join(ext[:-1]) if rank >= 2 else "1"
     nlast = ext[-1] if rank >= 1 else "1"
@@ -103,27 +118,25 @@ def _skeleton(name: str, params: list[Param], rank: int) -> str:
     elif rank > 2:
         split = ["rest = row"]
         for k in range(rank - 2, 0, -1):
-            split += [f"{h.index_var(k)} = rest % {ext[k]}", f"rest = rest // {ext[k]}"]
+            split += [f"{h.index_var(k)} = {t}(rest % {ext[k]})", f"rest = {t}(rest // {ext[k]})"]
         split.append(f"{h.index_var(0)} = rest")
     i8 = " " * 8
     lines = [
         f"def {name}({', '.join(p.name for p in params)}):",
-        "    tx = np.int64(cuda.threadIdx.x)"
-        " + np.int64(cuda.blockIdx.x) * np.int64(cuda.blockDim.x)",
-        "    sx = np.int64(cuda.blockDim.x) * np.int64(cuda.gridDim.x)",
-        "    row = np.int64(cuda.threadIdx.y)"
-        " + np.int64(cuda.blockIdx.y) * np.int64(cuda.blockDim.y)",
-        "    sy = np.int64(cuda.blockDim.y) * np.int64(cuda.gridDim.y)",
-        f"    nrows = np.int64({nrows})",
-        f"    nlast = np.int64({nlast})",
+        f"    tx = {t}({t}(cuda.threadIdx.x) + {t}(cuda.blockIdx.x) * {t}(cuda.blockDim.x))",
+        f"    sx = {t}({t}(cuda.blockDim.x) * {t}(cuda.gridDim.x))",
+        f"    row = {t}({t}(cuda.threadIdx.y) + {t}(cuda.blockIdx.y) * {t}(cuda.blockDim.y))",
+        f"    sy = {t}({t}(cuda.blockDim.y) * {t}(cuda.gridDim.y))",
+        f"    nrows = {t}({nrows})",
+        f"    nlast = {t}({nlast})",
         "    while row < nrows:",
         *(i8 + s for s in split),
         f"        {col} = tx",
         f"        while {col} < nlast:",
-        f"            {h.LINEAR} = row * nlast + {col}",
+        f"            {h.LINEAR} = {t}(row * nlast + {col})",
         f"            {BODY_MARKER}",
-        f"            {col} += sx",
-        "        row += sy",
+        f"            {col} = {t}({col} + sx)",
+        f"        row = {t}(row + sy)",
     ]
     return "\n".join(lines) + "\n"
 
@@ -148,18 +161,27 @@ def kernel_name(fn: Function) -> str:
 
 
 def build_kernel_source(
-    fn: Function, *, bounds_check: bool = False, emit_body: EmitBody | None = None
+    fn: Function,
+    *,
+    bounds_check: bool = False,
+    emit_body: EmitBody | None = None,
+    index_bits: int = 64,
 ) -> KernelSource:
-    """The kernel for optimised IR ``fn`` (``emit_body`` defaults to the shared emitter)."""
+    """The kernel for optimised IR ``fn`` (``emit_body`` defaults to the shared emitter);
+    with ``index_bits=32``, ``fn`` should be the output of ``offload.opt.narrow``."""
+    if index_bits not in (32, 64):
+        raise ValueError(f"index_bits must be 32 or 64, not {index_bits}")
     emit = emit_body or structure.emit_body
     params = kernel_params(fn, bounds_check)
     name = kernel_name(fn)
-    tree = ast.parse(_skeleton(name, params, fn.n_index))
-    body = emit(fn, h.PointerHooks(fn, bounds_check))
+    tree = ast.parse(_skeleton(name, params, fn.n_index, index_bits))
+    body = emit(fn, h.PointerHooks(fn, bounds_check, index_bits))
     tree = _Splice(body).visit(tree)
     ast.fix_missing_locations(tree)
     source = _unparse(tree)
-    return KernelSource(name, source, tuple(params), fn.n_index, len(fn.result_types), bounds_check)
+    return KernelSource(
+        name, source, tuple(params), fn.n_index, len(fn.result_types), bounds_check, index_bits
+    )
 
 
 def _unparse(tree: ast.Module) -> str:

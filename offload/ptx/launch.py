@@ -178,18 +178,19 @@ class SimKernel:
             else:
                 flat_caps.append(cap)
         args: list[Any] = []
+        ix = self.source.index_dtype.type
         for p in self.source.params:
             if p.kind == ParamKind.EXTENT:
-                args.append(np.int64(shape[p.index]))
+                args.append(ix(shape[p.index]))
             elif p.kind == ParamKind.OUT:
                 args.append(outs[p.index].reshape(-1))
             elif p.kind == ParamKind.PTR:
                 args.append(flat_caps[p.index].reshape(-1))
             elif p.kind == ParamKind.CAP_EXTENT:
-                args.append(np.int64(flat_caps[p.index].shape[p.axis]))
+                args.append(ix(flat_caps[p.index].shape[p.axis]))
             elif p.kind == ParamKind.CAP_STRIDE:
                 arr = flat_caps[p.index]
-                args.append(np.int64(arr.strides[p.axis] // arr.itemsize))
+                args.append(ix(arr.strides[p.axis] // arr.itemsize))
             elif p.kind == ParamKind.SCALAR:
                 assert p.dtype is not None
                 args.append(p.dtype.type(flat_caps[p.index]))

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
-from offload.ptx.kernel_source import ParamKind
+from offload.opt.narrow import NarrowIndexArithmetic
+from offload.ptx.kernel_source import ParamKind, build_kernel_source
 from tests.ptx.conftest import kernel
+from tests.ptx.irfixtures import ALL as IR
 
 pytestmark = pytest.mark.unit
 
@@ -44,5 +47,22 @@ def test_loads_index_with_element_strides():
 
 def test_grid_stride_counters_are_int64():
     src = kernel("saxpy").source
-    assert "tx = np.int64(cuda.threadIdx.x)" in src
-    assert "sx = np.int64(cuda.blockDim.x) * np.int64(cuda.gridDim.x)" in src
+    assert "tx = np.int64(np.int64(cuda.threadIdx.x) + " in src
+    assert "sx = np.int64(np.int64(cuda.blockDim.x) * np.int64(cuda.gridDim.x))" in src
+
+
+def test_32_bit_kernel_keeps_every_counter_and_offset_int32():
+    fn = NarrowIndexArithmetic().run(IR["square_or_negate"]())
+    ks = build_kernel_source(fn, index_bits=32)
+    assert ks.index_dtype == np.dtype(np.int32)
+    src = ks.source
+    # numba computes int32 op int32 in int64: every counter update is wrapped back.
+    assert "ix1 = np.int32(ix1 + sx)" in src and "row = np.int32(row + sy)" in src
+    assert "lin = np.int32(row * nlast + ix1)" in src
+    assert "cap0[np.int32(np.int32(ix0 * cap0s0) + np.int32(ix1 * cap0s1))]" in src
+    assert "np.int64(" not in src.split("while row < nrows:")[0]
+
+
+def test_index_bits_other_than_32_or_64_are_refused():
+    with pytest.raises(ValueError, match="32 or 64"):
+        build_kernel_source(IR["saxpy"](), index_bits=16)

@@ -1,0 +1,102 @@
+"""The 32-bit kernel's launch guard and the kernel pair it picks from (no GPU needed)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from offload import driver
+from offload.opt.narrow import NARROW_LIMIT
+from offload.ptx.guard import OFFSET_LIMIT, GuardedKernel, make_guard
+
+pytestmark = pytest.mark.unit
+
+L = NARROW_LIMIT
+img = np.zeros((2, 3), np.float32)
+n = 5
+flag = True
+
+
+def uses_all(i, j):
+    return img[i % 2, j % 3] + (n + i if flag else j)
+
+
+@pytest.fixture(scope="module")
+def fits():
+    return make_guard(driver.check_and_lower(uses_all, 2).ir)
+
+
+def _caps(ir_names, arr=((2, 3), (3, 1)), n_value=5, flag_value=True):
+    values = {"img": (0, *arr, None), "n": n_value, "flag": flag_value}
+    return [values[name] for name in ir_names]
+
+
+@pytest.fixture(scope="module")
+def names():
+    return [c.name for c in driver.check_and_lower(uses_all, 2).ir.captures]
+
+
+def test_an_ordinary_launch_fits(fits, names):
+    assert fits((3200, 4000), _caps(names))
+
+
+@pytest.mark.parametrize("shape", [(L, 1), (1, L), (2**16, 2**15)], ids=["rows", "cols", "product"])
+def test_an_index_space_at_the_limits_does_not_fit(fits, names, shape):
+    assert not fits(shape, _caps(names))
+
+
+def test_index_space_just_inside_the_limits_fits(fits, names):
+    assert fits((L - 1, 1), _caps(names)) and fits((2**16, 2**15 - 1), _caps(names))
+
+
+def test_a_captured_array_whose_far_element_is_2_31_away_does_not_fit(fits, names):
+    # 3 rows with a stride of 2**30 elements: the last row starts 2**31 elements in.
+    assert not fits((4, 4), _caps(names, arr=((3, 1), (2**30, 1))))
+    assert fits((4, 4), _caps(names, arr=((3, 1), (2**30 - 1, 1))))
+
+
+def test_negative_strides_count_by_their_magnitude(fits, names):
+    assert not fits((4, 4), _caps(names, arr=((3, 1), (-(2**30), 1))))
+
+
+def test_a_captured_extent_at_the_limit_does_not_fit(fits, names):
+    assert not fits((4, 4), _caps(names, arr=((L, 1), (1, 1))))
+
+
+def test_empty_captured_arrays_fit(fits, names):
+    assert fits((4, 4), _caps(names, arr=((0, 3), (3, 1))))
+
+
+@pytest.mark.parametrize(
+    ("value", "ok"), [(-L, True), (L - 1, True), (L, False), (-L - 1, False), (2**40, False)]
+)
+def test_captured_integer_scalars_must_lie_in_the_assumed_range(fits, names, value, ok):
+    assert fits((4, 4), _caps(names, n_value=value)) is ok
+
+
+def test_offsets_are_checked_against_2_31():
+    assert OFFSET_LIMIT == 2**31 and 2 * NARROW_LIMIT <= OFFSET_LIMIT
+
+
+class _Fake:
+    def __init__(self, label, log):
+        self.label, self.log, self.ptx = label, log, f"ptx of {label}"
+
+    def launch(self, shape, outs, captures):
+        self.log.append((self.label, shape))
+
+
+def test_guarded_kernel_runs_the_32_bit_kernel_and_makes_the_64_bit_one_on_first_need():
+    log = []
+    made = []
+
+    def make_wide():
+        made.append(1)
+        return _Fake("wide", log)
+
+    k = GuardedKernel(_Fake("narrow", log), lambda shape, caps: shape[0] < 10, make_wide)
+    k.launch((3,), [], [])
+    assert made == [] and k.ptx == "ptx of narrow"
+    k.launch((30,), [], [])
+    k.launch((40,), [], [])
+    assert log == [("narrow", (3,)), ("wide", (30,)), ("wide", (40,))] and made == [1]
