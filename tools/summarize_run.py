@@ -1,6 +1,6 @@
 """Summarise one H100 run directory (benchmark JSON files) as a Markdown table.
 
-python tools/summarize_run.py benchmarks/results/<device>/<run>
+    python tools/summarize_run.py benchmarks/results/<device>/<run>
 """
 
 from __future__ import annotations
