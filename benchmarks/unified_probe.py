@@ -49,7 +49,7 @@ def main() -> None:
         mem = cp.cuda.malloc_managed(n * 4)
         host = np.ctypeslib.as_array((ctypes.c_float * n).from_address(mem.ptr))
         host[:] = 1.0
-        dev = cp.ndarray((n,), cp.float32, cp.cuda.MemoryPointer(mem, 0))
+        dev = cp.ndarray((n,), cp.float32, mem)
         sink = cp.empty(n, cp.float32)
 
         def prefetch() -> None:

@@ -35,7 +35,7 @@ for name in "${names[@]}"; do
   start=$(date +%s)
   timeout -k 20 "${PROFILE_TIMEOUT:-240}" "$NCU" --clock-control none --target-processes all \
     --profile-from-start off --kernel-name "$filter" --metrics "$metrics" \
-    --csv --page raw --print-units base --print-metric-name name \
+    --csv --page raw --print-units base \
     python3 -m benchmarks.profile drive "$name" --size "$size" --target "$target" "${peers[@]}" \
     > "$dir/$name.csv" 2> "$dir/$name.log"
   rc=$?
