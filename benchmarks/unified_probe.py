@@ -5,6 +5,8 @@ For managed buffers of several sizes, each already resident on the device:
 * ``prefetch call``: host time of one ``cudaMemPrefetchAsync`` of the whole buffer;
 * ``prefetch+kernel``: prefetch then a read-everything kernel, synchronised (per call);
 * ``kernel only``: the same kernel without the prefetch;
+* ``pagemap check``: ``offload.runtime.residency.HOST_PAGES.touched`` on the resident buffer,
+  and what it says before and after a host read (it should say False, then True);
 * after the host has read the whole buffer (its pages migrate to the host):
   ``host-touched, prefetch+kernel`` and ``host-touched, kernel only`` (demand faults).
 
@@ -20,6 +22,8 @@ import time
 from collections.abc import Callable
 
 import numpy as np
+
+from offload.runtime.residency import HOST_PAGES
 
 
 def _median_us(
@@ -67,6 +71,11 @@ def main() -> None:
             float(host.sum())
 
         both()
+        resident_seen = HOST_PAGES.touched(mem.ptr, n * 4)
+        check = _median_us(lambda: (HOST_PAGES.touched(mem.ptr, n * 4), None)[1], args.repeat)
+        host_touch()
+        touched_seen = HOST_PAGES.touched(mem.ptr, n * 4)
+        both()
         call = _median_us(lambda: (prefetch(), stream.synchronize())[0], args.repeat)
         call_async = _median_us(prefetch, args.repeat, before=stream.synchronize)
         resident_both = _median_us(both, args.repeat)
@@ -74,13 +83,15 @@ def main() -> None:
         touched_both = _median_us(both, 7, before=host_touch)
         touched_kernel = _median_us(kernel, 7, before=host_touch)
         rows.append(
-            (mib, call_async, call, resident_both, resident_kernel, touched_both, touched_kernel)
-        )
+            (mib, call_async, call, resident_both, resident_kernel, touched_both, touched_kernel,
+             check, f"{resident_seen}/{touched_seen}")
+        )  # fmt: skip
     print("| MiB | prefetch call (host) | prefetch + sync | prefetch+kernel | kernel only "
-          "| host-touched: prefetch+kernel | host-touched: kernel only |")  # fmt: skip
-    print("|---|---|---|---|---|---|---|")
+          "| host-touched: prefetch+kernel | host-touched: kernel only | pagemap check "
+          "| check says host pages (resident/touched) |")  # fmt: skip
+    print("|---|---|---|---|---|---|---|---|---|")
     for r in rows:
-        print("| " + " | ".join([str(r[0])] + [f"{x:.1f}" for x in r[1:]]) + " |")
+        print("| " + " | ".join([str(r[0])] + [f"{x:.1f}" for x in r[1:-1]] + [r[-1]]) + " |")
 
 
 if __name__ == "__main__":

@@ -31,10 +31,12 @@ from offload.runtime.memory import (
     ManagedPool,
     frozen_table,
     input_view,
+    managed_buffer,
     output_pointer,
     prefetch,
 )
 from offload.runtime.pool import DevicePool
+from offload.runtime.residency import HOST_PAGES
 from offload.runtime.views import cupy_arg, strides_in_elements, view_arg
 
 Mode = Literal["unified", "device"]
@@ -119,7 +121,13 @@ class GPUBackend:
             return [np.empty(shape, dtype=dt) for dt in dtypes]
         if self.mode == "unified":
             managed = self.managed_pool()
-            return [managed.empty(shape, np.dtype(dt)) for dt in dtypes]
+            outs = [managed.empty(shape, np.dtype(dt)) for dt in dtypes]
+            for out in outs:
+                # A recycled block the host read last: move it before the kernel writes it.
+                owner = managed_buffer(out)
+                if owner is not None and HOST_PAGES.touched(owner.ptr, owner.nbytes):
+                    prefetch(self._cp or self._bind_cupy(), owner, self._stream())
+            return outs
         pool = self.pool()
         return [pool.empty(shape, np.dtype(dt)) for dt in dtypes]
 
@@ -198,6 +206,10 @@ class GPUBackend:
         if self._managed is None:
             self._managed = ManagedPool(load_cupy())
         return self._managed
+
+    def _stream(self) -> int:
+        cp = self._cp or self._bind_cupy()
+        return int(cp.cuda.get_current_stream().ptr)
 
     def _bind_cupy(self) -> Any:
         self._cp = load_cupy()

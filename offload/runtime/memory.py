@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from offload.runtime.pool import size_class
+from offload.runtime.residency import HOST_PAGES
 from offload.runtime.views import DeviceView, c_strides, cuda_array_view, element_strides
 
 MIB = 1 << 20
@@ -168,8 +169,10 @@ class ManagedPool:
 
 def prefetch(cp: Any, buf: ManagedBuffer, stream_ptr: int, device: int = 0) -> None:
     """Ask the driver to migrate ``buf`` to ``device`` before a kernel touches it (a hint:
-    failure only costs page faults, so it is not an error)."""
-    if buf.nbytes == 0:
+    failure only costs page faults, so it is not an error) -- unless none of its pages is
+    on the host, where the request would only cost the driver's walk over them
+    (``offload.runtime.residency``)."""
+    if buf.nbytes == 0 or not HOST_PAGES.touched(buf.ptr, buf.nbytes):
         return
     try:
         cp.cuda.runtime.memPrefetchAsync(buf.ptr, buf.nbytes, device, stream_ptr)
