@@ -45,6 +45,11 @@ class Backend(Protocol):
         if not, the driver computes into fresh outputs and copies into it."""
         ...
 
+    def prepare_outputs(self, outs: Sequence[Any]) -> None:
+        """Make a user's ``out=`` arrays ready for a kernel to write (unified GPU memory:
+        move managed ones the host touched to the device first)."""
+        ...
+
     def prepare_captures(self, captures: Sequence[Any]) -> list[Any]:
         """Turn current captured values into what ``Kernel.launch`` takes (e.g. copy host
         arrays to the device); scalars pass through."""

@@ -269,11 +269,15 @@ def _outputs(
 def _staged(
     backend: Backend, shape: tuple[int, ...], dtypes: Sequence[np.dtype[Any]], outs: list[Any]
 ) -> list[Any]:
-    """``outs`` where the backend can write them, fresh outputs where it cannot."""
+    """``outs`` where the backend can write them (made ready to be written), fresh outputs
+    where it cannot."""
     if all(backend.writable(o) for o in outs):
+        backend.prepare_outputs(outs)
         return outs
     fresh = backend.allocate(shape, dtypes)
-    return [o if backend.writable(o) else f for o, f in zip(outs, fresh, strict=True)]
+    staged = [o if backend.writable(o) else f for o, f in zip(outs, fresh, strict=True)]
+    backend.prepare_outputs([o for o, f in zip(outs, staged, strict=True) if o is f])
+    return staged
 
 
 def _copy_into(out: Any, result: Any) -> None:

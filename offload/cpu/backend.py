@@ -177,6 +177,9 @@ class CpuBackend:
         """numba kernels write any NumPy array, whatever its strides."""
         return isinstance(out, np.ndarray)
 
+    def prepare_outputs(self, outs: Sequence[Any]) -> None:
+        """Host arrays need nothing before a CPU kernel writes them."""
+
     def prepare_captures(self, captures: Sequence[Any]) -> list[Any]:
         """CPU kernels read host arrays directly; scalars pass through."""
         return list(captures)

@@ -38,6 +38,7 @@ def _registry() -> dict[str, Callable[[CompileOptions], Pass]]:
     from offload.opt.licm import LoopInvariantCodeMotion
     from offload.opt.select import BranchToSelect
     from offload.opt.simplifycfg import SimplifyCFG
+    from offload.opt.unroll import Unroll
 
     classes = (
         ConstantFolding,
@@ -48,6 +49,7 @@ def _registry() -> dict[str, Callable[[CompileOptions], Pass]]:
         BranchToSelect,
         DivModSimplification,
         LoopInvariantCodeMotion,
+        Unroll,
     )
     return {cls.name: cls.from_options for cls in classes}
 
@@ -57,13 +59,15 @@ REGISTRY: dict[str, Callable[[CompileOptions], Pass]] = _registry()
 
 DEFAULT_PIPELINE = (
     "simplifycfg,fold,copyprop,cse,dce,divmod,fold,cse,select,simplifycfg,"
-    "fold,copyprop,divmod,cse,fold,licm,dce,simplifycfg"
+    "fold,copyprop,divmod,cse,fold,licm,unroll,fold,cse,licm,dce,simplifycfg"
 )
 """The pipeline every backend runs unless ``CompileOptions.pipeline`` says otherwise.
 
 Clean-up first (so that branches on constants and forwarding blocks do not hide
 diamonds), index simplification before branch merging (range facts can decide the
-negative-index wrap selects), then merging, another round of clean-up, and LICM last.
+negative-index wrap selects), then merging, another round of clean-up, LICM, then runtime
+unrolling of counted inner loops (a latency-bound reduction issues its loads F at a time)
+and the clean-up it needs.
 """
 
 

@@ -23,9 +23,9 @@ import os
 
 PRESENT = 0x80
 """Bit 63 of a pagemap entry (little-endian: the top bit of its last byte)."""
-WHOLE_READ_PAGES = 512
+WHOLE_READ_PAGES = 256
 """Ranges of at most this many pages are checked page by page in one read."""
-SAMPLES = 17
+SAMPLES = 9
 """Pages sampled in a larger range (first, last and evenly spaced between)."""
 
 

@@ -24,6 +24,7 @@ from offload.ptx.args import param_ctype
 from offload.ptx.backend import GPUBackend
 from offload.ptx.kernel_source import ParamKind
 from offload.runtime import gpu
+from offload.runtime.residency import HOST_PAGES
 from tests.ptx import fakecupy
 
 pytestmark = pytest.mark.ptx
@@ -285,5 +286,25 @@ def test_in_place_reshape_of_a_captured_device_array_recompiles(fake_cupy, tmp_p
         xs._host.shape = (2, 3)  # same object, now rank 2: the rank-1 kernel cannot run
         with pytest.raises(OffloadError, match="2 dimensions"):
             driver.run(be, axpy, (6,))
+    finally:
+        xs = saved
+
+
+@pytest.mark.parametrize("touched", [True, False])
+def test_unified_out_array_is_prefetched_only_when_the_host_touched_it(
+    fake_cupy, tmp_path, monkeypatch, touched
+):
+    cp, state = fake_cupy
+    be = _backend("unified", state, tmp_path)
+    global xs
+    saved = xs
+    try:
+        xs = cp.asarray(np.arange(8.0))
+        result = driver.run(be, axpy, (8,))
+        monkeypatch.setattr(HOST_PAGES, "touched", lambda ptr, nbytes: touched)
+        before = state["prefetches"]
+        assert driver.run(be, axpy, (8,), out=result) is result
+        assert state["prefetches"] - before == (1 if touched else 0)
+        assert _last(state)["out0"] == result.ctypes.data
     finally:
         xs = saved

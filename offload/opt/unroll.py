@@ -1,0 +1,304 @@
+"""Runtime unrolling of counted inner loops (pass ``unroll``).
+
+A reduction loop ``for k in range(a, n, s): acc += x[k] * y[k]`` is latency-bound on a
+GPU: each iteration's load feeds the next add, and an in-order core waits a full memory
+latency per iteration. This pass puts an unrolled copy ``U`` of such a loop in front of it:
+``U``'s body is ``factor`` chained copies of the original body, and ``U`` runs only while
+all ``factor`` iterations are certain to run, so their loads are independent and overlap.
+The remaining (< ``factor``) iterations, and a step that is not positive, fall through to
+the original loop, unchanged. The iterations run in their original order (float sums are
+never reassociated), so results are bit-exact.
+
+Candidates are two-block natural loops: a header ``H`` ending in ``condbr c, ^B, ^exit``
+(or the arms swapped with the test negated) and a body ``B`` ending in ``br ^H(..)`` that
+passes ``add(k, s)`` for one integer header argument ``k``, with ``s`` and ``n``
+loop-invariant and ``c`` one of ``lt(k, n)`` or ``select(gt(s, 0), lt(k, n), _)`` (the
+frontend's test for a ``range`` whose step is not a constant). The result::
+
+    ^pre(args):      m = n - (factor-1)*s ; condbr guard(s), ^U(args), ^H(args)
+    ^U(args):        condbr lt(k, m), ^Ubody, ^H(args)
+    ^Ubody:          factor copies of H's and B's ops ; br ^U(args after factor iterations)
+
+``m`` is computed without wrapping: range facts bound ``n`` and ``s``, and ``guard``
+checks at run time whatever they do not prove (``1 <= s <= limit``); with no usable
+``limit`` the loop is left alone.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from offload.analysis.ranges import Range, RangeFacts, type_range
+from offload.ir.cfg import predecessors
+from offload.ir.core import Block, Branch, Function, Jump, Op, Value
+from offload.ir.ops import Opcode
+from offload.ir.types import BOOL, ScalarType
+from offload.opt.clone import clone_function
+from offload.opt.util import (
+    Loop,
+    const_value,
+    def_blocks,
+    definitions,
+    edge_args,
+    natural_loops,
+)
+from offload.options import CompileOptions
+
+
+@dataclass(frozen=True)
+class _Counted:
+    """An unrollable loop: ``k = header.args[k_index]`` steps by ``step`` while below ``bound``."""
+
+    header: Block
+    body: Block
+    k_index: int
+    step: Value
+    bound: Value
+
+
+def _is_zero(defs: dict[Value, Op], v: Value) -> bool:
+    value = const_value(defs, v)
+    return isinstance(value, int) and not isinstance(value, bool) and value == 0
+
+
+def _step_positive(defs: dict[Value, Op], g: Value, s: Value) -> bool:
+    """Whether ``g`` is the test ``s > 0`` (written ``gt(s, 0)`` or ``lt(0, s)``)."""
+    op = defs.get(g)
+    if op is None:
+        return False
+    if op.opcode is Opcode.GT:
+        return op.operands[0] is s and _is_zero(defs, op.operands[1])
+    if op.opcode is Opcode.LT:
+        return op.operands[1] is s and _is_zero(defs, op.operands[0])
+    return False
+
+
+def _bound(defs: dict[Value, Op], cond: Value, k: Value, s: Value, stay: bool) -> Value | None:
+    """``n`` if the loop continues (``cond == stay``) exactly when ``k < n``, given ``s > 0``."""
+    op = defs.get(cond)
+    if op is None:
+        return None
+    a = op.operands
+    if op.opcode is Opcode.NOT:
+        return _bound(defs, a[0], k, s, not stay)
+    if op.opcode is Opcode.SELECT and _step_positive(defs, a[0], s):
+        return _bound(defs, a[1], k, s, stay)  # the positive-step arm
+    if stay and op.opcode is Opcode.LT and a[0] is k:
+        return a[1]
+    if stay and op.opcode is Opcode.GT and a[1] is k:
+        return a[0]
+    if not stay and op.opcode is Opcode.GE and a[0] is k:
+        return a[1]
+    if not stay and op.opcode is Opcode.LE and a[1] is k:
+        return a[0]
+    return None
+
+
+def _match(fn: Function, loop: Loop, max_ops: int) -> _Counted | None:
+    """The counted loop ``loop`` is, or ``None`` (the pass leaves it alone)."""
+    header = loop.header
+    if header is fn.entry or len(loop.blocks) != 2 or len(loop.latches) != 1:
+        return None
+    body = loop.latches[0]
+    t, latch = header.terminator, body.terminator
+    if not isinstance(t, Branch) or not isinstance(latch, Jump) or latch.target is not header:
+        return None
+    if t.then_target is body and t.else_target not in loop.blocks:
+        stay = True
+    elif t.else_target is body and t.then_target not in loop.blocks:
+        stay = False
+    else:
+        return None
+    if len(header.ops) + len(body.ops) > max_ops:
+        return None
+    defs = {op.result: op for op in header.ops + body.ops}
+    outside = definitions(fn)
+    where = def_blocks(fn)
+
+    def invariant(v: Value) -> bool:
+        return where.get(v) not in loop.blocks
+
+    for idx, k in enumerate(header.args):
+        if not (isinstance(k.type, ScalarType) and k.type.is_int):
+            continue
+        step_op = defs.get(latch.args[idx])
+        if step_op is None or step_op.opcode is not Opcode.ADD or step_op not in body.ops:
+            continue
+        x, y = step_op.operands
+        s = y if x is k else x if y is k else None
+        if s is None or not invariant(s):
+            continue
+        n = _bound({**outside, **defs}, t.cond, k, s, stay)
+        if n is None or not invariant(n):
+            continue
+        if _constant_trips(fn, loop, idx, s=s, n=n, defs=outside):
+            return None  # NVVM unrolls a known trip count fully; two loops it would not
+        return _Counted(header, body, idx, s, n)
+    return None
+
+
+def _constant_trips(
+    fn: Function, loop: Loop, idx: int, *, s: Value, n: Value, defs: dict[Value, Op]
+) -> bool:
+    """Whether the start, the step and the bound of the counter are all constants."""
+    if const_value(defs, s) is None or const_value(defs, n) is None:
+        return False
+    starts = [
+        args[idx]
+        for p in predecessors(fn)[loop.header]
+        if p not in loop.blocks
+        for args in edge_args(p, loop.header)
+    ]
+    return bool(starts) and all(const_value(defs, v) is not None for v in starts)
+
+
+def _plan(n: Range, s: Range, t: ScalarType, times: int) -> tuple[int, int | None] | None:
+    """``(limit, floor)`` such that ``n - times*s`` cannot wrap when ``1 <= s <= limit`` and
+    (unless ``floor`` is ``None``) ``n >= floor``; ``None`` if no such bounds are usable.
+
+    Then ``times*s <= times*limit <= tmax``, ``n - times*s <= n.hi - times <= tmax`` and
+    ``n - times*s >= max(n.lo, floor) - times*limit >= tmin``.
+    """
+    full = type_range(t)
+    limit = min((n.lo - full.lo) // times, full.hi // times, s.hi)
+    if limit >= max(1, s.lo):
+        return limit, None  # the facts bound n well enough: no run-time test on n
+    if not t.is_signed:
+        return None  # n near 0 would need a floor that excludes the loops worth unrolling
+    # Checking n at run time: split the headroom, steps up to tmax/(2*times) and n at least
+    # tmin + times*limit (about tmin/2), which excludes no realistic loop.
+    limit = min(full.hi // (2 * times), s.hi)
+    return (limit, full.lo + times * limit) if limit >= max(1, s.lo) else None
+
+
+def _copy_iteration(loop: _Counted, current: list[Value], out: list[Op]) -> list[Value]:
+    """Append to ``out`` one iteration of ``loop`` (its header's ops, then its body's) for
+    header arguments ``current``; return the header arguments of the next iteration."""
+    vmap: dict[Value, Value] = dict(zip(loop.header.args, current, strict=True))
+
+    def v(x: Value) -> Value:
+        return vmap.get(x, x)  # values defined outside the loop are shared
+
+    t = loop.header.terminator
+    latch = loop.body.terminator
+    assert isinstance(t, Branch) and isinstance(latch, Jump)
+    into_body = t.then_args if t.then_target is loop.body else t.else_args
+    for op in loop.header.ops:
+        vmap[op.result] = Value(op.result.type, op.result.hint)
+        out.append(
+            Op(op.opcode, [v(x) for x in op.operands], vmap[op.result], dict(op.attrs), op.span)
+        )
+    vmap.update(zip(loop.body.args, [v(x) for x in into_body], strict=True))
+    for op in loop.body.ops:
+        vmap[op.result] = Value(op.result.type, op.result.hint)
+        out.append(
+            Op(op.opcode, [v(x) for x in op.operands], vmap[op.result], dict(op.attrs), op.span)
+        )
+    return [v(x) for x in latch.args]
+
+
+def _unroll(fn: Function, loop: _Counted, factor: int) -> bool:
+    header, k = loop.header, loop.header.args[loop.k_index]
+    assert isinstance(k.type, ScalarType)
+    facts = RangeFacts(fn)
+    rn, rs = facts.range_of(loop.bound, header), facts.range_of(loop.step, header)
+    assert rn is not None and rs is not None  # integers always have a range
+    plan = _plan(rn, rs, k.type, factor - 1)
+    if plan is None:
+        return False
+    limit, floor = plan
+
+    def fresh(hint: str) -> Block:
+        return Block(args=[Value(a.type, a.hint) for a in header.args], hint=hint)
+
+    pre, head, body = fresh("unroll_pre"), fresh("unroll"), Block(hint="unroll_body")
+
+    def emit(
+        block: Block, opcode: Opcode, operands: list[Value], t: ScalarType, **attrs: object
+    ) -> Value:
+        result = Value(t)
+        block.ops.append(Op(opcode, operands, result, dict(attrs)))
+        return result
+
+    # m = n - (factor-1)*s, exact (no wrap) whenever the checks below pass: see _plan.
+    s_const = const_value(definitions(fn), loop.step)
+    if isinstance(s_const, int):
+        times_s = emit(pre, Opcode.CONST, [], k.type, value=(factor - 1) * s_const)
+    else:
+        times = emit(pre, Opcode.CONST, [], k.type, value=factor - 1)
+        times_s = emit(pre, Opcode.MUL, [loop.step, times], k.type)
+    m = emit(pre, Opcode.SUB, [loop.bound, times_s], k.type)
+    checks: list[Value] = []
+    if rs.lo < 1:  # a step that is not positive runs the original loop only
+        one = emit(pre, Opcode.CONST, [], k.type, value=1)
+        checks.append(emit(pre, Opcode.GE, [loop.step, one], BOOL))
+    if rs.hi > limit:
+        top = emit(pre, Opcode.CONST, [], k.type, value=limit)
+        checks.append(emit(pre, Opcode.LE, [loop.step, top], BOOL))
+    if floor is not None:
+        low = emit(pre, Opcode.CONST, [], k.type, value=floor)
+        checks.append(emit(pre, Opcode.GE, [loop.bound, low], BOOL))
+    while len(checks) > 1:
+        checks = [emit(pre, Opcode.AND, checks[:2], BOOL), *checks[2:]]
+    pre.terminator = (
+        Branch(checks[0], head, list(pre.args), header, list(pre.args))
+        if checks
+        else Jump(head, list(pre.args))
+    )
+
+    # U continues while k + (factor-1)*s < n holds exactly (k < m, m exact): with s >= 1 the
+    # factor iterations k, k+s, ..., k+(factor-1)*s all pass the original test `k < n` and
+    # none of the adds between them wraps. So every copied op -- each LOAD in particular,
+    # the only ops that may fault -- runs exactly when, and with the same operands as, the
+    # original loop would have run it; U never executes an iteration the original skips.
+    go = emit(head, Opcode.LT, [head.args[loop.k_index], m], BOOL)
+    t = header.terminator
+    assert isinstance(t, Branch)
+    head.terminator = Branch(go, body, [], header, list(head.args), t.span)
+    current = list(head.args)
+    for _ in range(factor):
+        current = _copy_iteration(loop, current, body.ops)
+    latch = loop.body.terminator
+    assert isinstance(latch, Jump)
+    body.terminator = Jump(head, current, latch.span)
+
+    # The edges that entered the loop now enter the guard.
+    for p in dict.fromkeys(predecessors(fn)[header]):
+        if p is loop.body:
+            continue
+        pt = p.terminator
+        if isinstance(pt, Jump):
+            pt.target = pre
+        elif isinstance(pt, Branch):
+            pt.then_target = pre if pt.then_target is header else pt.then_target
+            pt.else_target = pre if pt.else_target is header else pt.else_target
+    at = fn.blocks.index(header)
+    fn.blocks[at:at] = [pre, head, body]
+    return True
+
+
+@dataclass(frozen=True)
+class Unroll:
+    """Runtime-unroll counted two-block inner loops ``factor`` times (bit-exact)."""
+
+    name = "unroll"
+    factor: int = 4
+    """Iterations per trip of the unrolled loop (at least 2)."""
+    max_body_ops: int = 60
+    """Loops whose header and body hold more ops are left alone (code size)."""
+
+    @classmethod
+    def from_options(cls, options: CompileOptions) -> Unroll:
+        return cls()
+
+    def run(self, fn: Function) -> Function:
+        fn = clone_function(fn)
+        if self.factor < 2:
+            return fn
+        headers = [lp.header for lp in natural_loops(fn)]
+        for header in headers:
+            loop = next((lp for lp in natural_loops(fn) if lp.header is header), None)
+            counted = _match(fn, loop, self.max_body_ops) if loop is not None else None
+            if counted is not None:
+                _unroll(fn, counted, self.factor)
+        return fn
