@@ -90,10 +90,21 @@ BINARY_ARITH = frozenset(
 )
 UNARY = frozenset({Opcode.NEG, Opcode.INVERT, Opcode.NOT, Opcode.ABS})
 COMPARE = frozenset({Opcode.EQ, Opcode.NE, Opcode.LT, Opcode.LE, Opcode.GT, Opcode.GE})
-COMMUTATIVE = frozenset(
+COMMUTATIVE = frozenset(  # (MIN/MAX only on ints: see ``commutes``)
     {Opcode.ADD, Opcode.MUL, Opcode.MIN, Opcode.MAX, Opcode.AND, Opcode.OR, Opcode.XOR}
     | {Opcode.EQ, Opcode.NE}
 )
+
+
+def commutes(opcode: Opcode, float_operands: bool) -> bool:
+    """Whether swapping the operands of ``opcode`` never changes its result. ``MIN``/``MAX``
+    on floats do not commute: Python's first operand wins ties and NaN comparisons
+    (``min(-0.0, 0.0)`` is ``-0.0``, ``min(0.0, -0.0)`` is ``0.0``)."""
+    if opcode in (Opcode.MIN, Opcode.MAX):
+        return not float_operands
+    return opcode in COMMUTATIVE
+
+
 MAY_FAULT = frozenset({Opcode.LOAD})
 """Ops that may fault if speculated (an out-of-bounds read). Integer division by zero does
 not fault in this IR (it gives 0, like NumPy), so it is safe to speculate."""

@@ -14,7 +14,8 @@ from typing import Any
 
 from offload.ir.cfg import dominator_tree
 from offload.ir.core import Block, Function, Op, Value
-from offload.ir.ops import COMMUTATIVE
+from offload.ir.ops import commutes
+from offload.ir.types import ScalarType
 from offload.opt.clone import clone_function
 from offload.opt.util import remove_unreachable, replace_uses, resolve
 from offload.options import CompileOptions
@@ -27,10 +28,14 @@ def _attr_key(value: Any) -> Any:
     return (type(value).__name__, value)
 
 
+def _float_operands(op: Op) -> bool:
+    return any(isinstance(v.type, ScalarType) and v.type.is_float for v in op.operands)
+
+
 def op_key(op: Op, number: dict[Value, int]) -> tuple[Any, ...]:
     """The value-numbering key of ``op`` given a numbering of its operands."""
     operands = [number.get(v, id(v)) for v in op.operands]
-    if op.opcode in COMMUTATIVE:
+    if commutes(op.opcode, _float_operands(op)):
         operands.sort()
     attrs = tuple(sorted((k, _attr_key(v)) for k, v in op.attrs.items()))
     return (op.opcode, tuple(operands), attrs, str(op.result.type))

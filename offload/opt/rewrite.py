@@ -18,7 +18,7 @@ from offload.analysis.ranges import Range, RangeFacts, type_range
 from offload.diagnostics import Span
 from offload.ir.cfg import dominates, dominators, reverse_postorder
 from offload.ir.core import Block, Function, Op, Value
-from offload.ir.ops import COMMUTATIVE, Opcode
+from offload.ir.ops import Opcode, commutes
 from offload.ir.semantics import SemanticsError, eval_op
 from offload.ir.types import ScalarType
 from offload.opt.poly import Expander, Poly
@@ -132,8 +132,10 @@ class Rewriter:
         if self._fold_constant(op):
             return None
         if (
-            op.opcode in COMMUTATIVE
-            and len(op.operands) == 2
+            len(op.operands) == 2
+            and commutes(
+                op.opcode, isinstance(op.result.type, ScalarType) and op.result.type.is_float
+            )
             and self.const(op.operands[0]) is not None
             and self.const(op.operands[1]) is None
         ):
@@ -248,3 +250,7 @@ def python_scalar(value: object, type: ScalarType) -> bool | int | float:
         return int(value)  # type: ignore[call-overload,no-any-return]
     # Round through the type so that an f32 constant holds an f32-representable value.
     return float(type.dtype.type(value))  # type: ignore[arg-type]
+
+
+def _is_float(v: Value) -> bool:
+    return isinstance(v.type, ScalarType) and v.type.is_float
