@@ -15,6 +15,7 @@ extent is small or large, while each tile's innermost loop stays unit-stride.
 from __future__ import annotations
 
 import ast
+from collections.abc import Sequence
 
 from offload.diagnostics import Span
 from offload.emit import BaseHooks, emit_body
@@ -42,8 +43,10 @@ class CpuHooks(BaseHooks):
         n = self.fn.n_index
         return f"i{k}" if k < n else f"c{k - n}"
 
-    def load(self, capture_index: int, index_exprs: list[ast.expr]) -> ast.expr:
-        arr = name(f"c{capture_index}")
+    def load(
+        self, capture_index: int, index_exprs: list[ast.expr], narrow: Sequence[bool] = ()
+    ) -> ast.expr:
+        arr = name(f"c{capture_index}")  # (CPU kernels never get narrowed indices)
         if not index_exprs:
             return expr("a[()]", a=arr)
         return ast.Subscript(arr, _unsigned_index(index_exprs), ast.Load())

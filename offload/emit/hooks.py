@@ -13,6 +13,7 @@ loop variables, outputs) must do neither; ``np`` and ``math`` are the NumPy and 
 from __future__ import annotations
 
 import ast
+from collections.abc import Sequence
 from typing import Protocol
 
 from offload.diagnostics import Span
@@ -32,9 +33,12 @@ class EmitHooks(Protocol):
         captured arrays are only reached through ``load``/``shape``)."""
         ...
 
-    def load(self, capture_index: int, index_exprs: list[ast.expr]) -> ast.expr:
+    def load(
+        self, capture_index: int, index_exprs: list[ast.expr], narrow: Sequence[bool] = ()
+    ) -> ast.expr:
         """Read captured array ``capture_index`` (position in ``Function.captures``) at
-        in-bounds, non-negative indices."""
+        in-bounds, non-negative indices. ``narrow[k]`` says index ``k`` is an int32 (only
+        in the GPU's 32-bit kernel; the emitter passes ``narrow`` only then)."""
         ...
 
     def shape(self, capture_index: int, axis: int) -> ast.expr:

@@ -18,7 +18,7 @@ from offload.emit.hooks import EmitHooks
 from offload.emit.template import assign, const, ctor, expr, name, wrap
 from offload.ir.core import Op, Value
 from offload.ir.ops import COMPARE, Opcode
-from offload.ir.types import ArrayType, ScalarType, scalar_by_name
+from offload.ir.types import I32, ArrayType, ScalarType, scalar_by_name
 
 _PYOP = {
     Opcode.ADD: "+",
@@ -288,7 +288,8 @@ def _int_pow(a: ast.expr, b: ast.expr, t: ScalarType, out: str, tmp: _Temps) -> 
 
 def _load(op: Op, cx: OpContext, out: str, idx: list[ast.expr], tmp: _Temps) -> list[ast.stmt]:
     c = cx.capture_of(op.operands[0])
-    value = cx.hooks.load(c, idx)
+    narrow = [v.type == I32 for v in op.operands[1:]]
+    value = cx.hooks.load(c, idx, narrow=narrow) if any(narrow) else cx.hooks.load(c, idx)
     fail = cx.hooks.bounds_fail(c, idx, op.span) if idx else []
     if not fail:
         return [assign(out, value)]

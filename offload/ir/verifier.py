@@ -18,7 +18,7 @@ from offload.ir.ops import (
     Opcode,
 )
 from offload.ir.printer import Namer, print_function, print_op
-from offload.ir.types import BOOL, INDEX, ArrayType, ScalarType, Type
+from offload.ir.types import BOOL, I32, INDEX, ArrayType, ScalarType, Type
 
 # Which result kinds (NumPy dtype kinds: b bool, i/u int, f float) each op accepts.
 _INT = "iu"
@@ -274,10 +274,11 @@ def _op_type_errors(op: Op) -> list[str]:
         arr = types[0]
         if len(operands) - 1 != arr.ndim:
             errs.append(f"load of a rank-{arr.ndim} array has {len(operands) - 1} index(es)")
+        # i32 indices come only from offload.opt.narrow (the GPU's 32-bit kernel).
         errs += [
-            f"load index {k} has type {t}, expected i64"
+            f"load index {k} has type {t}, expected i64"  # (or the narrow pass's i32)
             for k, t in enumerate(types[1:])
-            if t != INDEX
+            if t not in (INDEX, I32)
         ]
         if rt != arr.elem:
             errs.append(f"load result has type {rt}, expected the element type {arr.elem}")

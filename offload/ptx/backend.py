@@ -9,6 +9,7 @@ on host NumPy arrays, so CI without a GPU executes compute_g.
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Sequence
 from typing import Any, Literal
@@ -78,14 +79,10 @@ class GPUBackend:
         index arithmetic, and the 64-bit one for launches outside its guard (made when a
         launch first needs it; ``offload.ptx.guard``)."""
         fits = make_guard(fn)
-        if self.simulator:
-            return GuardedKernel(
-                self._variant(NarrowIndexArithmetic().run(fn), options, 32),
-                _host_guard(fits),
-                lambda: self._variant(fn, options, 64),
-            )
-        narrow = self._variant(NarrowIndexArithmetic().run(fn), options, 32)
-        return GuardedKernel(narrow, fits, lambda: self._variant(fn, options, 64))
+        narrowed = NarrowIndexArithmetic(trust_load_indices=not options.bounds_check).run(fn)
+        narrow = self._variant(narrowed, options, 32)
+        wide = functools.partial(self._variant, fn, options, 64)
+        return GuardedKernel(narrow, _host_guard(fits) if self.simulator else fits, wide)
 
     def _variant(self, fn: Function, options: CompileOptions, bits: int) -> GPUKernel | SimKernel:
         """One kernel of ``fn`` with ``bits``-wide index arithmetic (cached by key)."""

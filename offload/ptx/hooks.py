@@ -13,6 +13,7 @@ its extent / element stride along axis ``a``, ``olerr`` the bounds-fault record.
 from __future__ import annotations
 
 import ast
+from collections.abc import Sequence
 
 from offload.diagnostics import Span
 from offload.emit.hooks import BaseHooks
@@ -60,18 +61,22 @@ class PointerHooks(BaseHooks):
         self.fn = fn
         self.bounds_check = bounds_check
         self.index_bits = index_bits
-        """Offsets are computed in the kernel's index width: under the 32-bit kernel's guard
-        every in-bounds offset fits (an out-of-bounds read is undefined either way)."""
+        """The width of the kernel's extents and strides (the guard makes int32 hold them)."""
 
     def param_name(self, k: int) -> str:
         if k < self.fn.n_index:
             return index_var(k)
         return cap_param(k - self.fn.n_index)
 
-    def load(self, capture_index: int, index_exprs: list[ast.expr]) -> ast.expr:
+    def load(
+        self, capture_index: int, index_exprs: list[ast.expr], narrow: Sequence[bool] = ()
+    ) -> ast.expr:
         offset: ast.expr | None = None
-        # numba computes int32 * int32 in int64: the 32-bit kernel wraps each step back.
-        w = "np.int32" if self.index_bits == 32 else ""
+        # All-int32 indices (the 32-bit kernel's narrowed values): int32 products and sums,
+        # wrapped because numba computes int32 * int32 in int64 (the guard makes every
+        # in-bounds offset fit). Otherwise int64, as an index that stayed i64 is one NVVM
+        # may strength-reduce into a pointer increment.
+        w = "np.int32" if narrow and all(narrow) and self.index_bits == 32 else ""
         for axis, ix in enumerate(index_exprs):
             term = expr(f"{w}(i * s)", i=ix, s=name(cap_stride(capture_index, axis)))
             offset = term if offset is None else expr(f"{w}(a + b)", a=offset, b=term)

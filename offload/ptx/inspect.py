@@ -101,7 +101,8 @@ def explain_gpu(
     normal way and its resources come from the driver; otherwise PTX is compiled for ``cc``
     and resources come from ptxas, launch figures from ``device`` (default: an H100).
     Shown is the 32-bit kernel (``offload.ptx.guard``): the one almost every launch runs."""
-    wide_fn, fn = fn, NarrowIndexArithmetic().run(fn)
+    narrowing = NarrowIndexArithmetic(trust_load_indices=not options.bounds_check)
+    wide_fn, fn = fn, narrowing.run(fn)
     ks = build_kernel_source(fn, bounds_check=options.bounds_check, index_bits=32)
     if backend is not None and not getattr(backend, "simulator", True):
         kernel = backend.compile(wide_fn, options)

@@ -212,8 +212,8 @@ def test_array_block_argument_outside_entry_is_reported() -> None:
         ("%3 = shape %a.1 {axis = 0} : i32", "shape result has type i32, expected i64"),
         ("%3 = load %a.1, %i.0 : f32", "load of a rank-2 array has 1 index(es)"),
         (
-            "%c.3 = const 0 : i32\n  %4 = load %a.1, %i.0, %c.3 : f32",
-            "load index 1 has type i32, expected i64",
+            "%c.3 = const 0 : i16\n  %4 = load %a.1, %i.0, %c.3 : f32",
+            "load index 1 has type i16, expected i64",
         ),
         ("%3 = load %a.1, %i.0, %i.0 : f64", "load result has type f64, expected the element"),
         ("%3 = load %x.2, %i.0 : f32", "load needs an array as its first operand"),

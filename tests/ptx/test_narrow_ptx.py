@@ -77,6 +77,12 @@ def test_stencil_kernel_is_shorter_in_32_bits():
     assert narrow < 0.8 * wide, (narrow, wide)
 
 
+def test_clamped_indices_form_32_bit_offsets_in_the_kernel_source():
+    ir = NarrowIndexArithmetic().run(run_pipeline(check_and_lower(conv5, 2).ir, CompileOptions()))
+    src = build_kernel_source(ir, index_bits=32).source
+    assert re.search(r"cap0\[np\.int32\(np\.int32\(\w+ \* cap0s0\) \+ np\.int32\(", src)
+
+
 def test_index_division_is_32_bit():
     wide, narrow = _ptx("plane", 64), _ptx("plane", 32)
     assert _count(wide, r"(div|rem)\.[su]64") > 0
