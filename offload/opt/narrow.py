@@ -13,9 +13,11 @@ value whose range fits in ``i32`` the type ``i32``:
   (nothing that did not wrap before wraps now);
 * block arguments are narrowed when their range (the join of every incoming value) fits;
 * a comparison of two ``i64`` values that both fit compares them as ``i32``;
-* loads take narrowed indices as they are (the verifier allows ``i32`` load indices for
-  this pass); where a narrowed value meets a 64-bit use (a return, an op that was not
-  narrowed) a sign-extending ``cast`` to ``i64`` is inserted, and where a 64-bit value that
+* loads take ``i32`` indices (the verifier allows them for this pass): narrowed values as
+  they are, other indices truncated -- those that fit, or any when out-of-bounds reads are
+  undefined (``trust_load_indices``: every in-bounds index fits);
+* where a narrowed value meets a 64-bit use (a return, an op that was not narrowed) a
+  sign-extending ``cast`` to ``i64`` is inserted, and where a 64-bit value that
   fits meets a narrowed op a truncating ``cast`` to ``i32``; NVVM folds both away.
 
 The result is correct only where the assumption holds, so the pass is not in the registry
@@ -113,9 +115,9 @@ class NarrowIndexArithmetic:
         bits. (Keeping loop counters 64-bit for NVVM's strength reduction was measured and
         dropped: nbody and 1d-convolution gained 5-7%, dotp, smvm, mandelbrot and
         volume-rendering lost 10-20%, H100 2026-11-21.)"""
-        fitting: set[Value] = set()
+        narrow: set[Value] = set()
         for block in fn.blocks[1:]:
-            fitting.update(a for a in block.args if a.type == I64 and _fits(facts.range_of(a)))
+            narrow.update(a for a in block.args if a.type == I64 and _fits(facts.range_of(a)))
         for block in fn.blocks:
             for op in block.ops:
                 if (
@@ -124,8 +126,7 @@ class NarrowIndexArithmetic:
                     and all(_fits(facts.range_of(v, block)) for v in _int_operands(op))
                     and _fits(facts.range_of(op.result))
                 ):
-                    fitting.add(op.result)
-        narrow = fitting
+                    narrow.add(op.result)
         compares = {
             op
             for block in fn.blocks

@@ -37,7 +37,6 @@ from offload.runtime.memory import (
     prefetch,
 )
 from offload.runtime.pool import DevicePool
-from offload.runtime.residency import HOST_PAGES
 from offload.runtime.views import cupy_arg, strides_in_elements, view_arg
 
 Mode = Literal["unified", "device"]
@@ -122,8 +121,8 @@ class GPUBackend:
             for out in outs:
                 # A recycled block the host read last: move it before the kernel writes it.
                 owner = managed_buffer(out)
-                if owner is not None and HOST_PAGES.touched(owner.ptr, owner.nbytes):
-                    prefetch(self._cp or self._bind_cupy(), owner, self._stream())
+                if owner is not None:
+                    prefetch(self._cp or self._bind_cupy(), owner, None)
             return outs
         pool = self.pool()
         return [pool.empty(shape, np.dtype(dt)) for dt in dtypes]
@@ -147,8 +146,8 @@ class GPUBackend:
             return
         for out in outs:
             owner = managed_buffer(out) if type(out) is np.ndarray else None
-            if owner is not None and HOST_PAGES.touched(owner.ptr, owner.nbytes):
-                prefetch(self._cp or self._bind_cupy(), owner, self._stream())
+            if owner is not None:
+                prefetch(self._cp or self._bind_cupy(), owner, None)
 
     def prepare_captures(self, captures: Sequence[Any]) -> list[Any]:
         """Arrays -> ``ArrayArg`` tuples on the device (copied unless already there,
@@ -214,10 +213,6 @@ class GPUBackend:
         if self._managed is None:
             self._managed = ManagedPool(load_cupy())
         return self._managed
-
-    def _stream(self) -> int:
-        cp = self._cp or self._bind_cupy()
-        return int(cp.cuda.get_current_stream().ptr)
 
     def _bind_cupy(self) -> Any:
         self._cp = load_cupy()

@@ -167,13 +167,15 @@ class ManagedPool:
         self.cached_bytes = 0
 
 
-def prefetch(cp: Any, buf: ManagedBuffer, stream_ptr: int, device: int = 0) -> None:
+def prefetch(cp: Any, buf: ManagedBuffer, stream_ptr: int | None, device: int = 0) -> None:
     """Ask the driver to migrate ``buf`` to ``device`` before a kernel touches it (a hint:
     failure only costs page faults, so it is not an error) -- unless none of its pages is
     on the host, where the request would only cost the driver's walk over them
-    (``offload.runtime.residency``)."""
+    (``offload.runtime.residency``). ``stream_ptr`` ``None``: the current stream."""
     if buf.nbytes == 0 or not HOST_PAGES.touched(buf.ptr, buf.nbytes):
         return
+    if stream_ptr is None:
+        stream_ptr = int(cp.cuda.get_current_stream().ptr)
     try:
         cp.cuda.runtime.memPrefetchAsync(buf.ptr, buf.nbytes, device, stream_ptr)
     except Exception:  # e.g. a device without concurrent managed access
