@@ -28,6 +28,8 @@ from offload.runtime.memory import output_pointer
 
 Fill = Callable[[tuple[int, ...], Sequence[Any], Sequence[Any]], None]
 
+_INT64 = np.dtype(np.int64)
+
 _STRUCT_CODES = {
     ctypes.c_int64: "q",
     ctypes.c_uint64: "Q",
@@ -43,10 +45,13 @@ _STRUCT_CODES = {
 }
 
 
-def param_ctype(kind: ParamKind, dtype: np.dtype[Any] | None, index_bits: int = 64) -> Any:
-    """The ctypes type of a kernel parameter's value."""
+def param_ctype(
+    kind: ParamKind, dtype: np.dtype[Any] | None, index_dtype: np.dtype[Any] = _INT64
+) -> Any:
+    """The ctypes type of a kernel parameter's value (extents and strides:
+    ``KernelSource.index_dtype``)."""
     if kind in (ParamKind.EXTENT, ParamKind.CAP_EXTENT, ParamKind.CAP_STRIDE):
-        return ctypes.c_int32 if index_bits == 32 else ctypes.c_int64
+        return np.ctypeslib.as_ctypes_type(index_dtype)
     if kind in (ParamKind.OUT, ParamKind.PTR, ParamKind.ERR):
         return ctypes.c_uint64
     assert dtype is not None
@@ -73,7 +78,7 @@ class ArgBuffer:
     """Argument storage for one kernel and the generated function that fills it."""
 
     def __init__(self, ks: KernelSource, err_ptr: int = 0) -> None:
-        ctypes_ = [param_ctype(p.kind, p.dtype, ks.index_bits) for p in ks.params]
+        ctypes_ = [param_ctype(p.kind, p.dtype, ks.index_dtype) for p in ks.params]
         offsets: list[int] = []
         end = 0
         for ct in ctypes_:

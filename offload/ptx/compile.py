@@ -19,12 +19,14 @@ from offload.diagnostics import CompileError
 from offload.ptx.kernel_source import KernelSource, ParamKind
 
 
-def _numba_type(param_kind: ParamKind, dtype: np.dtype[Any] | None, index_bits: int) -> Any:
+def _numba_type(
+    param_kind: ParamKind, dtype: np.dtype[Any] | None, index_dtype: np.dtype[Any]
+) -> Any:
     from numba import types
     from numba.np.numpy_support import from_dtype
 
     if param_kind in (ParamKind.EXTENT, ParamKind.CAP_EXTENT, ParamKind.CAP_STRIDE):
-        return types.int32 if index_bits == 32 else types.int64
+        return from_dtype(index_dtype)
     assert dtype is not None
     if param_kind == ParamKind.SCALAR:
         return from_dtype(dtype)
@@ -35,7 +37,7 @@ def _numba_type(param_kind: ParamKind, dtype: np.dtype[Any] | None, index_bits: 
 
 def signature(ks: KernelSource) -> tuple[Any, ...]:
     """The numba argument types of ``ks``'s parameters."""
-    return tuple(_numba_type(p.kind, p.dtype, ks.index_bits) for p in ks.params)
+    return tuple(_numba_type(p.kind, p.dtype, ks.index_dtype) for p in ks.params)
 
 
 def python_function(ks: KernelSource, user_name: str) -> Any:

@@ -189,7 +189,7 @@ def _backend(mode: str, state: dict[str, Any], tmp_path: Any) -> GPUBackend:
         names = [_param_name(p, caps) for p in k.source.params]
         state["kernels"][k._fn_ptr] = (
             names,
-            [param_ctype(p.kind, p.dtype, k.source.index_bits) for p in k.source.params],
+            [param_ctype(p.kind, p.dtype, k.source.index_dtype) for p in k.source.params],
         )
         return k
 
