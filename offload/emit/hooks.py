@@ -16,13 +16,16 @@ import ast
 from collections.abc import Sequence
 from typing import Protocol
 
-from offload.diagnostics import Span
-from offload.emit.template import const, expr
+from offload.diagnostics import CompileError, Span
+from offload.emit.template import const, expr, wrap
+from offload.ir.ops import Opcode
 from offload.ir.types import ScalarType
 
 MAGIC_RINT = {"f32": 2.0**23, "f64": 2.0**52}
 """Adding and subtracting 2**(p-1) rounds a float of magnitude below it to an integer with
 the hardware's round-half-to-even; at or above it the float is already integral."""
+
+_NSW_PYOP = {Opcode.ADD: "+", Opcode.SUB: "-", Opcode.MUL: "*"}
 
 
 class EmitHooks(Protocol):
@@ -55,6 +58,28 @@ class EmitHooks(Protocol):
         ``t``; the result has type ``t`` (``bool`` for the predicates)."""
         ...
 
+    def int_nsw(self, code: Opcode, a: ast.expr, b: ast.expr, t: ScalarType) -> ast.expr:
+        """Integer ``ADD``/``SUB``/``MUL`` of type ``t`` marked ``nsw`` (``offload.opt.narrow``
+        proved it cannot overflow): a backend may tell its code generator so. The default
+        is the ordinary wrapping ``t(a op b)``."""
+        ...
+
+    def lane(self, axis: int) -> ast.expr:
+        """The thread's coordinate in its tile along ``axis`` (GPU tiling ops only)."""
+        ...
+
+    def barrier(self) -> list[ast.stmt]:
+        """Wait for every thread of the tile."""
+        ...
+
+    def stage(self, slot: int, value: ast.expr) -> list[ast.stmt]:
+        """Store ``value`` at the thread's own place of ``slot``'s tile."""
+        ...
+
+    def tile_read(self, slot: int, along: int, it: ast.expr) -> ast.expr:
+        """Row ``it`` of the thread's column (``along == 1``) or column ``it`` of its row."""
+        ...
+
     def bounds_fail(
         self, capture_index: int, index_exprs: list[ast.expr], span: Span | None
     ) -> list[ast.stmt]:
@@ -79,10 +104,29 @@ def portable_math(fn: str, args: list[ast.expr], t: ScalarType) -> ast.expr:
 class BaseHooks:
     """Defaults for the optional hooks; backends subclass it and implement the rest."""
 
+    def lane(self, axis: int) -> ast.expr:
+        raise _no_tiles()
+
+    def barrier(self) -> list[ast.stmt]:
+        raise _no_tiles()
+
+    def stage(self, slot: int, value: ast.expr) -> list[ast.stmt]:
+        raise _no_tiles()
+
+    def tile_read(self, slot: int, along: int, it: ast.expr) -> ast.expr:
+        raise _no_tiles()
+
     def math(self, fn: str, args: list[ast.expr], t: ScalarType) -> ast.expr:
         return portable_math(fn, args, t)
+
+    def int_nsw(self, code: Opcode, a: ast.expr, b: ast.expr, t: ScalarType) -> ast.expr:
+        return wrap(expr(f"a {_NSW_PYOP[code]} b", a=a, b=b), t)
 
     def bounds_fail(
         self, capture_index: int, index_exprs: list[ast.expr], span: Span | None
     ) -> list[ast.stmt]:
         return []
+
+
+def _no_tiles() -> CompileError:
+    return CompileError("shared-memory tiling ops exist only in GPU kernels (offload.opt.stage)")

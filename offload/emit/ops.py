@@ -5,7 +5,8 @@ their width (numba computes small ints in int64), constants are typed, float32 s
 float32. Integer division and shifts never reach an undefined machine operation: the
 divisor and the shift count are made safe first and the IR's result for the edge cases is
 chosen with a select, so the code means the same under any numba error model (CPU and GPU).
-A ``DIV``/``REM`` the optimiser marked ``nonneg`` divides unsigned (no sign fix-up).
+A ``DIV``/``REM`` the optimiser marked ``nonneg`` divides unsigned (no sign fix-up); an
+``ADD``/``SUB``/``MUL`` that ``narrow`` marked ``nsw`` goes through ``hooks.int_nsw``.
 """
 
 from __future__ import annotations
@@ -17,8 +18,8 @@ from offload.diagnostics import CompileError
 from offload.emit.hooks import EmitHooks
 from offload.emit.template import assign, const, ctor, expr, name, wrap
 from offload.ir.core import Op, Value
-from offload.ir.ops import COMPARE, Opcode
-from offload.ir.types import I32, ArrayType, ScalarType, scalar_by_name
+from offload.ir.ops import COMPARE, TILE_OPS, Opcode
+from offload.ir.types import BOOL, I32, ArrayType, ScalarType, scalar_by_name
 
 _PYOP = {
     Opcode.ADD: "+",
@@ -65,6 +66,8 @@ def emit_op(op: Op, cx: OpContext) -> list[ast.stmt]:
     tmp = _Temps(out)
     if code is Opcode.LOAD:
         return _load(op, cx, out, ops, tmp)
+    if code in TILE_OPS:
+        return _tile_op(op, cx, out)
     if code is Opcode.SHAPE:
         return [assign(out, cx.hooks.shape(cx.capture_of(op.operands[0]), op.attrs["axis"]))]
     assert isinstance(t, ScalarType)
@@ -94,6 +97,9 @@ def emit_op(op: Op, cx: OpContext) -> list[ast.stmt]:
         return _float_op(code, ops, t, out, cx)
     if code in (Opcode.DIV, Opcode.REM) and op.attrs.get("nonneg") and t.is_signed:
         return _nonneg_division(code, ops[0], ops[1], t, out=out, tmp=tmp)
+    if code in (Opcode.ADD, Opcode.SUB, Opcode.MUL) and op.attrs.get("nsw") and t.is_signed:
+        # narrow proved it cannot overflow: the backend may say so (the GPU's ``nsw``).
+        return [assign(out, cx.hooks.int_nsw(code, ops[0], ops[1], t))]
     return _int_op(code, ops, t, out, tmp)
 
 
@@ -307,3 +313,24 @@ def _load(op: Op, cx: OpContext, out: str, idx: list[ast.expr], tmp: _Temps) -> 
         ast.If(expr("not k", k=name(ok)), fail, []),
         assign(out, expr("v if k else z", v=value, k=name(ok), z=const(0, t))),
     ]
+
+
+def _tile_op(op: Op, cx: OpContext, out: str) -> list[ast.stmt]:
+    """The GPU tiling ops (``offload.opt.stage``): the backend's shared-memory tiles."""
+    hooks, code = cx.hooks, op.opcode
+    if code is Opcode.LANE:
+        t = op.result.type
+        assert isinstance(t, ScalarType)
+        return [assign(out, ast.Call(ctor(t), [hooks.lane(op.attrs["axis"])], []))]
+    if code is Opcode.BARRIER:
+        return [*hooks.barrier(), assign(out, const(True, BOOL))]
+    if code is Opcode.TILE_READ:
+        it = cx.ref(op.operands[-1])
+        return [assign(out, hooks.tile_read(op.attrs["slot"], op.attrs["along"], it))]
+    assert code is Opcode.STAGE
+    index = op.operands[1:]
+    idx = [cx.ref(v) for v in index]
+    narrow = [v.type == I32 for v in index]
+    c = cx.capture_of(op.operands[0])
+    value = cx.hooks.load(c, idx, narrow=narrow) if any(narrow) else cx.hooks.load(c, idx)
+    return [*hooks.stage(op.attrs["slot"], value), assign(out, const(True, BOOL))]

@@ -14,8 +14,9 @@ from typing import Any
 import numpy as np
 
 from offload.ir.core import Block, Branch, Function, Jump, Op, Return, Value
-from offload.ir.ops import Opcode
+from offload.ir.ops import TILE_OPS, Opcode
 from offload.ir.semantics import eval_op_unchecked
+from offload.ir.tile_ops import eval_tile_op
 from offload.ir.types import ArrayType, ScalarType
 
 DEFAULT_MAX_STEPS = 10_000_000
@@ -118,19 +119,23 @@ class _Machine:
                 f"@{fn.name}: missing value or attribute {exc.args[0]!r} (run the verifier)"
             ) from None
 
+    def _load(self, op: Op, arr: Any, idx: tuple[int, ...]) -> Any:
+        for i, n in zip(idx, arr.shape, strict=False):
+            if not 0 <= i < n:
+                name = self.array_names.get(op.operands[0], "?")
+                raise IndexError(
+                    f"index {idx} is out of bounds for array {name!r} of shape {arr.shape}"
+                    + (f" (at {op.span})" if op.span is not None else "")
+                )
+        return arr[idx]
+
     def _op(self, op: Op, env: dict[Value, Any]) -> Any:
         opcode = op.opcode
         if opcode is Opcode.LOAD:
-            arr = env[op.operands[0]]
             idx = tuple(int(env[v]) for v in op.operands[1:])
-            for i, n in zip(idx, arr.shape, strict=False):
-                if not 0 <= i < n:
-                    name = self.array_names.get(op.operands[0], "?")
-                    raise IndexError(
-                        f"index {idx} is out of bounds for array {name!r} of shape {arr.shape}"
-                        + (f" (at {op.span})" if op.span is not None else "")
-                    )
-            return arr[idx]
+            return self._load(op, env[op.operands[0]], idx)
+        if opcode in TILE_OPS:
+            return eval_tile_op(op, env, self._load)
         if opcode is Opcode.SHAPE:
             return np.int64(env[op.operands[0]].shape[op.attrs["axis"]])
         result_type = op.result.type

@@ -17,6 +17,23 @@ Semantics (the interpreter in ``interp.py`` is the executable specification):
   (Python's negative-index wrap is explicit IR, emitted by the frontend).
 * ``SHAPE(a)`` with ``attrs["axis"]`` is ``a.shape[axis]`` as ``i64``.
 * ``CONST`` has ``attrs["value"]`` (a Python bool/int/float of the result's type).
+
+GPU tiling ops, made only by ``offload.opt.stage`` for the GPU backend (never by the
+frontend, never seen by the optimiser; the CPU backends reject them). A kernel that holds
+them runs in square thread tiles of ``attrs["tile"]`` x ``attrs["tile"]`` threads with one
+shared-memory tile per ``attrs["slot"]``:
+
+* ``LANE`` with ``attrs["axis"]``: the thread's coordinate in its tile along that axis of
+  the index space (0 rows, 1 columns), an integer in ``[0, tile)``.
+* ``STAGE(a, i0, .., ik)`` with ``slot``, ``tile``: the thread reads ``a[i0, .., ik]`` (a
+  read the element function itself makes) into its place of the slot's tile; ``bool``.
+* ``TILE_READ(a, i0, .., ik, it)`` with ``slot``, ``along``: ``a[i0, .., ik]``, read from
+  the slot's tile at position ``it`` of the loop chunk: row ``it`` of the tile's thread
+  column (``along == 1``) or column ``it`` of its thread row (``along == 0``).
+* ``BARRIER``: every thread of the tile waits for the others (``__syncthreads``); ``bool``.
+
+For one element they mean what they say without the tile: ``STAGE`` and ``BARRIER`` have no
+effect, ``TILE_READ`` is ``LOAD(a, i0, .., ik)`` (what the interpreter runs), ``LANE`` is 0.
 """
 
 from __future__ import annotations
@@ -63,6 +80,11 @@ class Opcode(enum.Enum):
     MATH = "math"
     LOAD = "load"
     SHAPE = "shape"
+    # GPU tiling (offload.opt.stage only)
+    LANE = "lane"
+    STAGE = "stage"
+    TILE_READ = "tile_read"
+    BARRIER = "barrier"
 
     def __str__(self) -> str:
         return self.value
@@ -105,7 +127,10 @@ def commutes(opcode: Opcode, float_operands: bool) -> bool:
     return opcode in COMMUTATIVE
 
 
-MAY_FAULT = frozenset({Opcode.LOAD})
+TILE_OPS = frozenset({Opcode.LANE, Opcode.STAGE, Opcode.TILE_READ, Opcode.BARRIER})
+"""The GPU tiling ops (see the module docstring)."""
+
+MAY_FAULT = frozenset({Opcode.LOAD, Opcode.STAGE, Opcode.TILE_READ})
 """Ops that may fault if speculated (an out-of-bounds read). Integer division by zero does
 not fault in this IR (it gives 0, like NumPy), so it is safe to speculate."""
 

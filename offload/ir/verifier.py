@@ -14,10 +14,12 @@ from offload.ir.ops import (
     COMPARE,
     MATH_FUNCTIONS,
     MATH_PREDICATES,
+    TILE_OPS,
     UNARY,
     Opcode,
 )
 from offload.ir.printer import Namer, print_function, print_op
+from offload.ir.tile_ops import tile_op_errors
 from offload.ir.types import BOOL, I32, INDEX, ArrayType, ScalarType, Type
 
 # Which result kinds (NumPy dtype kinds: b bool, i/u int, f float) each op accepts.
@@ -268,6 +270,8 @@ def _op_type_errors(op: Op) -> list[str]:
             return False
         return True
 
+    if opcode in TILE_OPS:
+        return tile_op_errors(op)
     if opcode is Opcode.LOAD:
         if not operands or not isinstance(types[0], ArrayType):
             return [*errs, "load needs an array as its first operand"]

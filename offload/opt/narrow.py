@@ -16,6 +16,7 @@ value whose range fits in ``i32`` the type ``i32``:
 * loads take ``i32`` indices (the verifier allows them for this pass): narrowed values as
   they are, other indices truncated -- those that fit, or any when out-of-bounds reads are
   undefined (``trust_load_indices``: every in-bounds index fits);
+* a narrowed ``add``/``sub``/``mul`` is marked ``{nsw = true}`` (it cannot overflow ``i32``);
 * where a narrowed value meets a 64-bit use (a return, an op that was not narrowed) a
   sign-extending ``cast`` to ``i64`` is inserted, and where a 64-bit value that
   fits meets a narrowed op a truncating ``cast`` to ``i32``; NVVM folds both away.
@@ -72,6 +73,15 @@ _NARROWABLE = frozenset(
 and result fit (``POW`` is left out: the emitter's loop for it is not worth narrowing)."""
 
 
+NSW = "nsw"
+"""The attribute (``{nsw = true}``) on an ``ADD``/``SUB``/``MUL`` this pass narrowed: its
+result and operands fit in ``i32``, so the 32-bit op cannot overflow (under the launch
+guard). The GPU emitter tells NVVM (``add nsw i32``), which may then widen a loop counter
+or offset and strength-reduce addresses into pointer increments; others ignore it."""
+
+_NO_WRAP = frozenset({Opcode.ADD, Opcode.SUB, Opcode.MUL})
+
+
 def _fits(r: Range | None) -> bool:
     return r is not None and _I32.lo <= r.lo and r.hi <= _I32.hi
 
@@ -100,6 +110,10 @@ class NarrowIndexArithmetic:
         narrow, compares = self._choose(fn, facts)
         for v in narrow:
             v.type = I32
+        for op in fn.ops():
+            # Only ops narrowed here: an i32 op of the user's (np.int32 arithmetic) wraps.
+            if op.opcode in _NO_WRAP and op.result in narrow:
+                op.attrs[NSW] = True
 
         def index32(v: Value, block: Block) -> bool:
             # An i64 load index becomes i32, so that the offset is formed in 32 bits.

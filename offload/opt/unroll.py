@@ -9,11 +9,8 @@ The remaining (< ``factor``) iterations, and a step that is not positive, fall t
 the original loop, unchanged. The iterations run in their original order (float sums are
 never reassociated), so results are bit-exact.
 
-Candidates are two-block natural loops: a header ``H`` ending in ``condbr c, ^B, ^exit``
-(or the arms swapped with the test negated) and a body ``B`` ending in ``br ^H(..)`` that
-passes ``add(k, s)`` for one integer header argument ``k``, with ``s`` and ``n``
-loop-invariant and ``c`` one of ``lt(k, n)`` or ``select(gt(s, 0), lt(k, n), _)`` (the
-frontend's test for a ``range`` whose step is not a constant). The result::
+Candidates are the counted two-block loops of ``offload.opt.counted`` (header ``H``, body
+``B``, counter ``k`` stepping by ``s`` while below ``n``). The result::
 
     ^pre(args):      m = n - (factor-1)*s ; condbr guard(s), ^U(args), ^H(args)
     ^U(args):        condbr lt(k, m), ^Ubody, ^H(args)
@@ -34,107 +31,20 @@ from offload.ir.core import Block, Branch, Function, Jump, Op, Value
 from offload.ir.ops import Opcode
 from offload.ir.types import BOOL, ScalarType
 from offload.opt.clone import clone_function
-from offload.opt.util import (
-    Loop,
-    const_value,
-    def_blocks,
-    definitions,
-    edge_args,
-    natural_loops,
-)
+from offload.opt.counted import CountedLoop, match_counted
+from offload.opt.util import Loop, const_value, definitions, edge_args, natural_loops
 from offload.options import CompileOptions
 
 
-@dataclass(frozen=True)
-class _Counted:
-    """An unrollable loop: ``k = header.args[k_index]`` steps by ``step`` while below ``bound``."""
-
-    header: Block
-    body: Block
-    k_index: int
-    step: Value
-    bound: Value
-
-
-def _is_zero(defs: dict[Value, Op], v: Value) -> bool:
-    value = const_value(defs, v)
-    return isinstance(value, int) and not isinstance(value, bool) and value == 0
-
-
-def _step_positive(defs: dict[Value, Op], g: Value, s: Value) -> bool:
-    """Whether ``g`` is the test ``s > 0`` (written ``gt(s, 0)`` or ``lt(0, s)``)."""
-    op = defs.get(g)
-    if op is None:
-        return False
-    if op.opcode is Opcode.GT:
-        return op.operands[0] is s and _is_zero(defs, op.operands[1])
-    if op.opcode is Opcode.LT:
-        return op.operands[1] is s and _is_zero(defs, op.operands[0])
-    return False
-
-
-def _bound(defs: dict[Value, Op], cond: Value, k: Value, s: Value, stay: bool) -> Value | None:
-    """``n`` if the loop continues (``cond == stay``) exactly when ``k < n``, given ``s > 0``."""
-    op = defs.get(cond)
-    if op is None:
+def _match(fn: Function, loop: Loop, max_ops: int) -> CountedLoop | None:
+    """The counted loop ``loop`` is if it is worth unrolling, or ``None``."""
+    counted = match_counted(fn, loop)
+    if counted is None or len(counted.header.ops) + len(counted.body.ops) > max_ops:
         return None
-    a = op.operands
-    if op.opcode is Opcode.NOT:
-        return _bound(defs, a[0], k, s, not stay)
-    if op.opcode is Opcode.SELECT and _step_positive(defs, a[0], s):
-        return _bound(defs, a[1], k, s, stay)  # the positive-step arm
-    if stay and op.opcode is Opcode.LT and a[0] is k:
-        return a[1]
-    if stay and op.opcode is Opcode.GT and a[1] is k:
-        return a[0]
-    if not stay and op.opcode is Opcode.GE and a[0] is k:
-        return a[1]
-    if not stay and op.opcode is Opcode.LE and a[1] is k:
-        return a[0]
-    return None
-
-
-def _match(fn: Function, loop: Loop, max_ops: int) -> _Counted | None:
-    """The counted loop ``loop`` is, or ``None`` (the pass leaves it alone)."""
-    header = loop.header
-    if header is fn.entry or len(loop.blocks) != 2 or len(loop.latches) != 1:
-        return None
-    body = loop.latches[0]
-    t, latch = header.terminator, body.terminator
-    if not isinstance(t, Branch) or not isinstance(latch, Jump) or latch.target is not header:
-        return None
-    if t.then_target is body and t.else_target not in loop.blocks:
-        stay = True
-    elif t.else_target is body and t.then_target not in loop.blocks:
-        stay = False
-    else:
-        return None
-    if len(header.ops) + len(body.ops) > max_ops:
-        return None
-    defs = {op.result: op for op in header.ops + body.ops}
-    outside = definitions(fn)
-    where = def_blocks(fn)
-
-    def invariant(v: Value) -> bool:
-        return where.get(v) not in loop.blocks
-
-    for idx, k in enumerate(header.args):
-        if not (isinstance(k.type, ScalarType) and k.type.is_int):
-            continue
-        step_op = defs.get(latch.args[idx])
-        if step_op is None or step_op.opcode is not Opcode.ADD or step_op not in body.ops:
-            continue
-        x, y = step_op.operands
-        s = y if x is k else x if y is k else None
-        if s is None or not invariant(s):
-            continue
-        n = _bound({**outside, **defs}, t.cond, k, s, stay)
-        if n is None or not invariant(n):
-            continue
-        if _constant_trips(fn, loop, idx, s=s, n=n, defs=outside):
-            return None  # NVVM unrolls a known trip count fully; two loops it would not
-        return _Counted(header, body, idx, s, n)
-    return None
+    s, n = counted.step, counted.bound
+    if _constant_trips(fn, loop, counted.k_index, s=s, n=n, defs=definitions(fn)):
+        return None  # NVVM unrolls a known trip count fully; two loops it would not
+    return counted
 
 
 def _constant_trips(
@@ -171,7 +81,7 @@ def _plan(n: Range, s: Range, t: ScalarType, times: int) -> tuple[int, int | Non
     return (limit, full.lo + times * limit) if limit >= max(1, s.lo) else None
 
 
-def _copy_iteration(loop: _Counted, current: list[Value], out: list[Op]) -> list[Value]:
+def _copy_iteration(loop: CountedLoop, current: list[Value], out: list[Op]) -> list[Value]:
     """Append to ``out`` one iteration of ``loop`` (its header's ops, then its body's) for
     header arguments ``current``; return the header arguments of the next iteration."""
     vmap: dict[Value, Value] = dict(zip(loop.header.args, current, strict=True))
@@ -197,7 +107,7 @@ def _copy_iteration(loop: _Counted, current: list[Value], out: list[Op]) -> list
     return [v(x) for x in latch.args]
 
 
-def _unroll(fn: Function, loop: _Counted, factor: int) -> bool:
+def _unroll(fn: Function, loop: CountedLoop, factor: int) -> bool:
     header, k = loop.header, loop.header.args[loop.k_index]
     assert isinstance(k.type, ScalarType)
     facts = RangeFacts(fn)

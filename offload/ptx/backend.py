@@ -19,13 +19,13 @@ import numpy as np
 from offload.diagnostics import OffloadError
 from offload.ir.core import Function
 from offload.ir.printer import print_function
-from offload.opt.narrow import NarrowIndexArithmetic
 from offload.options import CompileOptions
 from offload.ptx.cache import DEFAULT_MAX_BYTES, CacheEntry, KernelCache, cache_key
 from offload.ptx.compile import compile_ptx, simulator_kernel, tool_versions
 from offload.ptx.guard import Fits, GuardedKernel, make_guard
 from offload.ptx.kernel_source import KernelSource, build_kernel_source
 from offload.ptx.launch import GPUKernel, SimKernel
+from offload.ptx.variants import kernel_ir
 from offload.runtime.gpu import device_info, load_cupy
 from offload.runtime.memory import (
     ManagedBuffer,
@@ -78,13 +78,13 @@ class GPUBackend:
         index arithmetic, and the 64-bit one for launches outside its guard (made when a
         launch first needs it; ``offload.ptx.guard``)."""
         fits = make_guard(fn)
-        narrowed = NarrowIndexArithmetic(trust_load_indices=not options.bounds_check).run(fn)
-        narrow = self._variant(narrowed, options, 32)
+        narrow = self._variant(fn, options, 32)
         wide = functools.partial(self._variant, fn, options, 64)
         return GuardedKernel(narrow, _host_guard(fits) if self.simulator else fits, wide)
 
     def _variant(self, fn: Function, options: CompileOptions, bits: int) -> GPUKernel | SimKernel:
-        """One kernel of ``fn`` with ``bits``-wide index arithmetic (cached by key)."""
+        """The kernel of ``fn`` with ``bits``-wide index arithmetic (cached by key)."""
+        fn = kernel_ir(fn, options, bits, simulator=self.simulator)
         ks = build_kernel_source(fn, bounds_check=options.bounds_check, index_bits=bits)
         names = [c.name for c in fn.captures]
         if self.simulator:

@@ -7,6 +7,7 @@ Everything numba-specific of the GPU backend is in this module.
 from __future__ import annotations
 
 import ast
+import contextlib
 import dataclasses
 import functools
 import linecache
@@ -16,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from offload.diagnostics import CompileError
+from offload.ptx.intrinsics import SIMULATOR_FUNCTIONS, device_intrinsics
 from offload.ptx.kernel_source import KernelSource, ParamKind
 
 
@@ -40,14 +42,18 @@ def signature(ks: KernelSource) -> tuple[Any, ...]:
     return tuple(_numba_type(p.kind, p.dtype, ks.index_dtype) for p in ks.params)
 
 
-def python_function(ks: KernelSource, user_name: str) -> Any:
-    """Execute the kernel source and return the plain Python function it defines."""
+def python_function(ks: KernelSource, user_name: str, simulator: bool = False) -> Any:
+    """Execute the kernel source and return the plain Python function it defines.
+
+    The source's ``nsw_*_i32`` calls (``offload.ptx.intrinsics``) are bound to the numba-cuda
+    intrinsics, or with ``simulator`` to plain Python (the simulator cannot run intrinsics)."""
     from numba import cuda
 
     filename = f"<offload kernel {user_name}>"
     # Registered with linecache so that numba's (debug-mode) errors can show the line.
     linecache.cache[filename] = (len(ks.source), None, ks.source.splitlines(True), filename)
     namespace: dict[str, Any] = {"np": np, "math": math, "cuda": cuda}
+    namespace.update(SIMULATOR_FUNCTIONS if simulator else device_intrinsics())
     exec(compile(ks.source, filename, "exec"), namespace)
     return namespace[ks.name]
 
@@ -69,7 +75,7 @@ def tool_versions() -> tuple[tuple[str, str], ...]:
     except Exception:  # no libNVVM: compile_ptx will fail with a clearer error
         nvvm_ver = "none"
     return (
-        ("offload-ptx", "1"),
+        ("offload-ptx", "2"),  # 2: nsw index arithmetic (offload.ptx.intrinsics)
         ("numba", numba.__version__),
         ("numba-cuda", nc),
         ("nvvm", nvvm_ver),
@@ -124,6 +130,23 @@ def _ptx_without_contraction(
     return str(codes[0])
 
 
+def llvm_ir(ks: KernelSource, user_name: str, cc: tuple[int, int]) -> str:
+    """The LLVM IR numba hands NVVM for ``ks`` (before NVVM optimises it), for inspection
+    and tests: e.g. whether index arithmetic carries ``nsw``. Raises ``CompileError``."""
+    from numba.cuda import compiler
+
+    fixup = getattr(compiler, "_compile_pyfunc_with_fixup", None)
+    if fixup is None:
+        raise CompileError("this numba-cuda does not expose the kernel's LLVM IR")
+    pyfunc = python_function(ks, user_name)
+    with getattr(compiler, "global_compiler_lock", contextlib.nullcontext()):
+        lib, _ = fixup(
+            pyfunc, signature(ks), device=False, fastmath=False, cc=cc, abi="numba",
+            abi_info={"abi_name": ks.name},
+        )  # fmt: skip
+        return str(lib.get_llvm_str())
+
+
 def simulator_kernel(ks: KernelSource, user_name: str) -> Any:
     """A ``numba.cuda.jit`` kernel of the same source, for the CUDA simulator (its pointer
     parameters take flat 1-D NumPy arrays).
@@ -144,4 +167,4 @@ def simulator_kernel(ks: KernelSource, user_name: str) -> Any:
     kernel.body = [quiet]
     source = ast.unparse(ast.fix_missing_locations(tree))
     sim = dataclasses.replace(ks, source=source)
-    return cuda.jit(python_function(sim, user_name))  # type: ignore[no-untyped-call]
+    return cuda.jit(python_function(sim, user_name, simulator=True))  # type: ignore[no-untyped-call]

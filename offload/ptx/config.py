@@ -85,3 +85,28 @@ def launch_config(
     gy = max(1, min(-(-rows // by), max(1, target // gx), MAX_GRID_Y))
     occupancy = per_sm * block / max_threads_per_sm
     return LaunchConfig((gx, gy, 1), (bx, by, 1), per_sm, min(1.0, occupancy))
+
+
+MAX_GRID_X = 2**31 - 1
+
+
+def tiled_launch_config(
+    shape: tuple[int, ...],
+    tile: int,
+    *,
+    num_regs: int,
+    sm_count: int,
+    shared_bytes: int = 0,
+    regs_per_sm: int = 65536,
+    max_threads_per_sm: int = 2048,
+) -> LaunchConfig:
+    """Block and grid of a kernel that runs in ``tile`` x ``tile`` thread tiles
+    (``offload.opt.stage``): one block per tile, a 1-D grid that walks the tiles of a rank-2
+    ``shape`` with a block-stride loop, at most ``WAVES`` waves of resident blocks."""
+    block = tile * tile
+    per_sm = resident_blocks(block, num_regs, regs_per_sm, max_threads_per_sm, shared_bytes)
+    tiles = -(-shape[0] // tile) * -(-shape[1] // tile)
+    target = max(1, per_sm * sm_count * WAVES)
+    grid = max(1, min(tiles, target, MAX_GRID_X))
+    occupancy = per_sm * block / max_threads_per_sm
+    return LaunchConfig((grid, 1, 1), (tile, tile, 1), per_sm, min(1.0, occupancy))

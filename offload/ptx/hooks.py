@@ -7,7 +7,8 @@ one kernel source runs in both places.
 Parameter names (none starts with ``_`` or ends in ``_<digits>``, per the emitter's name
 discipline): ``ix<k>`` index variables, ``oln<k>`` result extents, ``out<j>`` outputs,
 ``cap<k>`` a captured array's pointer or a captured scalar, ``cap<k>n<a>`` / ``cap<k>s<a>``
-its extent / element stride along axis ``a``, ``olerr`` the bounds-fault record.
+its extent / element stride along axis ``a``, ``olerr`` the bounds-fault record;
+``nsw_add_i32`` ... are ``offload.ptx.intrinsics``' (bound by ``offload.ptx.compile``).
 """
 
 from __future__ import annotations
@@ -19,7 +20,10 @@ from offload.diagnostics import Span
 from offload.emit.hooks import BaseHooks
 from offload.emit.template import expr, name
 from offload.ir.core import Function
-from offload.ir.types import ArrayType
+from offload.ir.ops import Opcode
+from offload.ir.tile_ops import tile_of
+from offload.ir.types import I32, ArrayType, ScalarType
+from offload.ptx.intrinsics import NSW_FUNCTIONS
 
 ERR_SLOTS = 4
 """``olerr`` holds: [0] fault flag (1), [1] source line, [2] capture index, [3] element."""
@@ -51,6 +55,18 @@ def cap_stride(k: int, axis: int) -> str:
 
 LINEAR = "lin"
 """The variable holding the element's linear (row-major) index inside the thread loops."""
+
+TILE_LANES = ("lty", "ltx")
+"""A tiled kernel's thread coordinates in its tile (rows, columns: ``ops.LANE``'s axes)."""
+INSIDE = "olin"
+"""A tiled kernel's flag: the thread's element is inside the index space (it stores)."""
+
+
+def tile_array(slot: int) -> str:
+    """The shared-memory tile of ``slot`` (``offload.opt.stage``)."""
+    return f"olsm{slot}"
+
+
 ERR = "olerr"
 
 
@@ -61,6 +77,8 @@ class PointerHooks(BaseHooks):
         self.fn = fn
         self.bounds_check = bounds_check
         self.index_bits = index_bits
+        self.tiled = tile_of(fn) is not None
+        """Whether ``fn`` runs in thread tiles (``offload.opt.stage``)."""
         """The width of the kernel's extents and strides (the guard makes int32 hold them)."""
 
     def param_name(self, k: int) -> str:
@@ -72,14 +90,16 @@ class PointerHooks(BaseHooks):
         self, capture_index: int, index_exprs: list[ast.expr], narrow: Sequence[bool] = ()
     ) -> ast.expr:
         offset: ast.expr | None = None
-        # All-int32 indices (the 32-bit kernel's narrowed values): int32 products and sums,
-        # wrapped because numba computes int32 * int32 in int64 (the guard makes every
-        # in-bounds offset fit). Otherwise int64, as an index that stayed i64 is one NVVM
-        # may strength-reduce into a pointer increment.
-        w = "np.int32" if narrow and all(narrow) and self.index_bits == 32 else ""
+        # All-int32 indices (the 32-bit kernel's narrowed values): int32 products and sums
+        # that cannot overflow -- the guard bounds sum((n - 1) * |stride|), so every partial
+        # sum of an in-bounds offset, below 2**31 -- hence ``nsw``, which lets NVVM widen the
+        # offset and strength-reduce it into a pointer increment. Otherwise int64.
+        n32 = bool(narrow) and all(narrow) and self.index_bits == 32
+        mul = f"{NSW_FUNCTIONS['mul']}(i, s)" if n32 else "i * s"
+        add = f"{NSW_FUNCTIONS['add']}(a, b)" if n32 else "a + b"
         for axis, ix in enumerate(index_exprs):
-            term = expr(f"{w}(i * s)", i=ix, s=name(cap_stride(capture_index, axis)))
-            offset = term if offset is None else expr(f"{w}(a + b)", a=offset, b=term)
+            term = expr(mul, i=ix, s=name(cap_stride(capture_index, axis)))
+            offset = term if offset is None else expr(add, a=offset, b=term)
         read = ast.Subscript(name(cap_param(capture_index)), offset or ast.Constant(0), ast.Load())
         if _is_bool_array(self.fn, capture_index):
             # bool arrays travel as uint8 pointers (numba cannot store i1 through a bool*).
@@ -89,8 +109,15 @@ class PointerHooks(BaseHooks):
     def shape(self, capture_index: int, axis: int) -> ast.expr:
         return name(cap_extent(capture_index, axis))
 
+    def int_nsw(self, code: Opcode, a: ast.expr, b: ast.expr, t: ScalarType) -> ast.expr:
+        # Only the 32-bit kernel's int32 ops (narrow marks no other): ``add nsw i32`` etc.
+        if t != I32 or self.index_bits != 32:
+            return super().int_nsw(code, a, b, t)
+        fn = NSW_FUNCTIONS[code.name.lower()]
+        return ast.Call(name(fn), [a, b], [])
+
     def ret(self, values: list[ast.expr]) -> list[ast.stmt]:
-        return [
+        stores: list[ast.stmt] = [
             ast.Assign(
                 [ast.Subscript(name(out_param(j)), name(LINEAR), ast.Store())],
                 expr("np.uint8(v)", v=v) if t.is_bool else v,
@@ -98,6 +125,25 @@ class PointerHooks(BaseHooks):
             )
             for j, (v, t) in enumerate(zip(values, self.fn.result_types, strict=True))
         ]
+        if self.tiled:  # a thread past the edge computed a clamped copy: it must not store
+            return [ast.If(name(INSIDE), stores, [])]
+        return stores
+
+    def lane(self, axis: int) -> ast.expr:
+        return name(TILE_LANES[axis])
+
+    def barrier(self) -> list[ast.stmt]:
+        return [ast.Expr(expr("cuda.syncthreads()"))]
+
+    def stage(self, slot: int, value: ast.expr) -> list[ast.stmt]:
+        at = ast.Tuple([name(TILE_LANES[0]), name(TILE_LANES[1])], ast.Load())
+        return [
+            ast.Assign([ast.Subscript(name(tile_array(slot)), at, ast.Store())], value, lineno=0)
+        ]
+
+    def tile_read(self, slot: int, along: int, it: ast.expr) -> ast.expr:
+        row, col = (it, name(TILE_LANES[1])) if along == 1 else (name(TILE_LANES[0]), it)
+        return ast.Subscript(name(tile_array(slot)), ast.Tuple([row, col], ast.Load()), ast.Load())
 
     def bounds_fail(
         self, capture_index: int, index_exprs: list[ast.expr], span: Span | None

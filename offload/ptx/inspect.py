@@ -17,11 +17,11 @@ from typing import Any
 
 from offload.diagnostics import OffloadError
 from offload.ir.core import Function
-from offload.opt.narrow import NarrowIndexArithmetic
 from offload.options import CompileOptions
 from offload.ptx.compile import compile_ptx
-from offload.ptx.config import LaunchConfig, launch_config
+from offload.ptx.config import LaunchConfig, launch_config, tiled_launch_config
 from offload.ptx.kernel_source import build_kernel_source
+from offload.ptx.variants import kernel_ir
 
 _UNSUPPORTED = re.compile(r"Unsupported \.version \S+; current version is '([0-9.]+)'")
 _SPILL = re.compile(r"(\d+) bytes spill stores, (\d+) bytes spill loads")
@@ -101,8 +101,7 @@ def explain_gpu(
     normal way and its resources come from the driver; otherwise PTX is compiled for ``cc``
     and resources come from ptxas, launch figures from ``device`` (default: an H100).
     Shown is the 32-bit kernel (``offload.ptx.guard``): the one almost every launch runs."""
-    narrowing = NarrowIndexArithmetic(trust_load_indices=not options.bounds_check)
-    wide_fn, fn = fn, narrowing.run(fn)
+    wide_fn, fn = fn, kernel_ir(fn, options, 32, simulator=False)
     ks = build_kernel_source(fn, bounds_check=options.bounds_check, index_bits=32)
     if backend is not None and not getattr(backend, "simulator", True):
         kernel = backend.compile(wide_fn, options)
@@ -114,7 +113,17 @@ def explain_gpu(
     res = ptxas_resources(ptx, cc)
     dev = device or H100
     cfg = None
-    if shape:
+    if shape and ks.tile is not None:
+        cfg = tiled_launch_config(
+            shape,
+            ks.tile,
+            num_regs=(res or {}).get("num_regs", 32),
+            sm_count=dev["sm_count"],
+            shared_bytes=(res or {}).get("shared_size_bytes", 0),
+            regs_per_sm=dev["regs_per_sm"],
+            max_threads_per_sm=dev["max_threads_per_sm"],
+        )
+    elif shape:
         cfg = launch_config(
             shape,
             num_regs=(res or {}).get("num_regs", 32),

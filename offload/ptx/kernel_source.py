@@ -32,6 +32,7 @@ from offload.emit import structure
 from offload.emit.hooks import EmitHooks
 from offload.emit.pysrc import print_source
 from offload.ir.core import Function
+from offload.ir.tile_ops import tile_of, tile_slots
 from offload.ir.types import ArrayType, ScalarType
 from offload.ptx import hooks as h
 
@@ -75,6 +76,9 @@ class KernelSource:
     bounds_check: bool
     index_bits: int = 64
     """Width of the counters, extents and strides (32 only under the launch guard)."""
+    tile: int | None = None
+    """The thread tile's edge of a kernel with staged loads (``offload.opt.stage``): it runs
+    in ``tile`` x ``tile`` blocks, one tile of the index space at a time."""
 
     @property
     def index_dtype(self) -> np.dtype[Any]:
@@ -141,6 +145,41 @@ def _skeleton(name: str, params: list[Param], rank: int, bits: int) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _tiled_skeleton(name: str, params: list[Param], fn: Function, tile: int, bits: int) -> str:
+    """The tile loop of a staged kernel (rank 2): one ``tile`` x ``tile`` block per tile
+    of the index space, walked by a block-stride loop that every thread of the block runs
+    alike (the body has barriers). A thread past the edge works on the clamped element, so
+    its reads are ones a real element makes, and does not store (``INSIDE``)."""
+    t = f"np.int{bits}"
+    e0, e1 = h.extent_param(0), h.extent_param(1)
+    shared = [
+        f"    {h.tile_array(slot)} = cuda.shared.array(({tile}, {tile + 1}), np.{st.dtype.name})"
+        for slot, st in tile_slots(fn).items()
+    ]
+    i8 = " " * 8
+    lines = [
+        f"def {name}({', '.join(p.name for p in params)}):",
+        f"    {h.TILE_LANES[0]} = {t}(cuda.threadIdx.y)",
+        f"    {h.TILE_LANES[1]} = {t}(cuda.threadIdx.x)",
+        *shared,
+        f"    olte0 = np.int64({e0})",
+        f"    olte1 = np.int64({e1})",
+        f"    olntx = (olte1 + np.int64({tile - 1})) // np.int64({tile})",
+        f"    olnt = (olte0 + np.int64({tile - 1})) // np.int64({tile}) * olntx",
+        "    oltile = np.int64(cuda.blockIdx.x)",
+        "    while oltile < olnt:",
+        f"{i8}olri = oltile // olntx * np.int64({tile}) + np.int64(cuda.threadIdx.y)",
+        f"{i8}olrj = oltile % olntx * np.int64({tile}) + np.int64(cuda.threadIdx.x)",
+        f"{i8}{h.INSIDE} = olri < olte0 and olrj < olte1",
+        f"{i8}{h.index_var(0)} = {t}(min(olri, olte0 - np.int64(1)))",
+        f"{i8}{h.index_var(1)} = {t}(min(olrj, olte1 - np.int64(1)))",
+        f"{i8}{h.LINEAR} = {t}({h.index_var(0)} * {e1} + {h.index_var(1)})",
+        f"{i8}{BODY_MARKER}",
+        f"{i8}oltile = oltile + np.int64(cuda.gridDim.x)",
+    ]
+    return "\n".join(lines) + "\n"
+
+
 class _Splice(ast.NodeTransformer):
     def __init__(self, body: list[ast.stmt]) -> None:
         self.body = body
@@ -174,13 +213,24 @@ def build_kernel_source(
     emit = emit_body or structure.emit_body
     params = kernel_params(fn, bounds_check)
     name = kernel_name(fn)
-    tree = ast.parse(_skeleton(name, params, fn.n_index, index_bits))
+    tile = tile_of(fn)
+    if tile is not None:
+        tree = ast.parse(_tiled_skeleton(name, params, fn, tile, index_bits))
+    else:
+        tree = ast.parse(_skeleton(name, params, fn.n_index, index_bits))
     body = emit(fn, h.PointerHooks(fn, bounds_check, index_bits))
     tree = _Splice(body).visit(tree)
     ast.fix_missing_locations(tree)
     source = _unparse(tree)
     return KernelSource(
-        name, source, tuple(params), fn.n_index, len(fn.result_types), bounds_check, index_bits
+        name,
+        source,
+        tuple(params),
+        fn.n_index,
+        len(fn.result_types),
+        bounds_check,
+        index_bits,
+        tile,
     )
 
 

@@ -17,7 +17,7 @@ import numpy as np
 
 from offload.diagnostics import KernelFault
 from offload.ptx.args import ArgBuffer
-from offload.ptx.config import LaunchConfig, launch_config
+from offload.ptx.config import LaunchConfig, launch_config, tiled_launch_config
 from offload.ptx.hooks import ERR_SLOTS
 from offload.ptx.kernel_source import KernelSource, ParamKind
 from offload.runtime.gpu import DeviceInfo
@@ -97,6 +97,16 @@ class GPUKernel:
     def config(self, shape: tuple[int, ...]) -> LaunchConfig:
         """The launch configuration for ``shape`` (memoised)."""
         cfg = self._configs.get(shape)
+        if cfg is None and self.source.tile is not None:
+            cfg = tiled_launch_config(
+                shape,
+                self.source.tile,
+                num_regs=self.attributes.get("num_regs", 32),
+                sm_count=self.device.sm_count,
+                shared_bytes=self.attributes.get("shared_size_bytes", 0),
+                regs_per_sm=self.device.regs_per_sm,
+                max_threads_per_sm=self.device.max_threads_per_sm,
+            )
         if cfg is None:
             cfg = launch_config(
                 shape,
@@ -198,9 +208,15 @@ class SimKernel:
                 args.append(np.zeros(ERR_SLOTS, dtype=np.int64))
         # Small blocks and a small grid: the simulator runs a Python thread per CUDA thread,
         # and a grid smaller than the index space exercises the grid-stride loops.
-        cfg = launch_config(
-            shape, num_regs=32, max_threads_per_block=64, sm_count=2, max_threads_per_sm=128
-        )
+        t = self.source.tile
+        if t is not None:  # two blocks at most: the tile loop takes several trips
+            cfg = LaunchConfig(
+                (min(2, -(-shape[0] // t) * -(-shape[1] // t)), 1, 1), (t, t, 1), 1, 1
+            )
+        else:
+            cfg = launch_config(
+                shape, num_regs=32, max_threads_per_block=64, sm_count=2, max_threads_per_sm=128
+            )
         self.jitted[cfg.grid, cfg.block](*args)
         if self.source.bounds_check and args[-1][0]:
             raise bounds_error(self.user_name, self.capture_names, shape, args[-1])

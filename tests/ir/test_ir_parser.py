@@ -68,16 +68,20 @@ EVERY_OPCODE = EVERY_HEADER + textwrap.dedent(
       %45 = math %9, %10 {fn = atan2} : f64
       %46 = math %45 {fn = isnan} : bool
       %47 = load %self_w.4, %j.1 : u8
+      %48 = lane {axis = 1} : i64
+      %49 = stage %a.2, %i.0, %48 {slot = 0, tile = 16} : bool
+      %50 = tile_read %a.2, %i.0, %j.1, %48 {along = 0, slot = 0} : f32
+      %51 = barrier : bool
       condbr %38, ^bb4(%44, %43), ^bb2
     ^bb1:
-      %48 = const 2.0 : f32
-      br ^join.3(%48, %i.0, %13)
+      %52 = const 2.0 : f32
+      br ^join.3(%52, %i.0, %13)
     ^bb2:
       br ^join.3(%44, %43, %46)
-    ^join.3(%r.49: f32, %n.50: i64, %b.51: bool):
-      return %r.49, %n.50, %b.51
-    ^bb4(%52: f32, %53: i64):
-      br ^join.3(%52, %53, %12)
+    ^join.3(%r.53: f32, %n.54: i64, %b.55: bool):
+      return %r.53, %n.54, %b.55
+    ^bb4(%56: f32, %57: i64):
+      br ^join.3(%56, %57, %12)
     }
     """
 )

@@ -62,9 +62,9 @@ def test_32_bit_kernel_keeps_every_counter_and_offset_int32():
     assert "ix1 = np.int32(ix1 + sx)" in src and "row = np.int32(row + sy)" in src
     assert "lin = np.int32(row * nlast + ix1)" in src
     # The index parameters reach the load as int32 (narrow truncates them): the offset is
-    # an int32 sum of int32 products (loop counters keep i64 offsets: test_narrow).
+    # an int32 sum of int32 products, which the guard keeps from overflowing (nsw).
     assert re.search(
-        r"cap0\[np\.int32\(np\.int32\(\w+ \* cap0s0\) \+ np\.int32\(\w+ \* cap0s1\)\)\]", src
+        r"cap0\[nsw_add_i32\(nsw_mul_i32\(\w+, cap0s0\), nsw_mul_i32\(\w+, cap0s1\)\)\]", src
     )
     assert "np.int64(" not in src.split("while row < nrows:")[0]
 
