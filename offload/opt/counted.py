@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from offload.ir.cfg import predecessors
 from offload.ir.core import Block, Branch, Function, Jump, Op, Value
 from offload.ir.ops import Opcode
 from offload.ir.types import ScalarType
@@ -121,3 +122,20 @@ def match_counted(fn: Function, loop: Loop) -> CountedLoop | None:
             continue
         return CountedLoop(header, body, idx, s, n)
     return None
+
+
+def enter_before(fn: Function, loop: CountedLoop, entry: Block, blocks: list[Block]) -> None:
+    """Make the edges that entered ``loop`` from outside enter ``entry`` instead, and put
+    ``blocks`` (new code, ``entry`` among them) just before the loop's header."""
+    header = loop.header
+    for p in dict.fromkeys(predecessors(fn)[header]):
+        if p is loop.body:
+            continue
+        t = p.terminator
+        if isinstance(t, Jump):
+            t.target = entry
+        elif isinstance(t, Branch):
+            t.then_target = entry if t.then_target is header else t.then_target
+            t.else_target = entry if t.else_target is header else t.else_target
+    at = fn.blocks.index(header)
+    fn.blocks[at:at] = blocks

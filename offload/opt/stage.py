@@ -43,7 +43,7 @@ from offload.ir.core import Block, Branch, Function, Jump, Op, Value
 from offload.ir.ops import MAY_FAULT, TILE_OPS, Opcode
 from offload.ir.types import BOOL, ArrayType, ScalarType
 from offload.opt.clone import clone_function
-from offload.opt.counted import CountedLoop, match_counted
+from offload.opt.counted import CountedLoop, enter_before, match_counted
 from offload.opt.util import Loop, const_value, definitions, natural_loops
 
 MAX_STEP = 1 << 16
@@ -229,17 +229,7 @@ def _rewrite(fn: Function, plan: _Plan, tile: int) -> None:
     inner_body.terminator = Jump(inner, [step_it, *(vmap.get(x, x) for x in latch.args)])
 
     # The edges that entered the loop now enter the chunk loop.
-    for p in dict.fromkeys(predecessors(fn)[h]):
-        if p is body:
-            continue
-        t = p.terminator
-        if isinstance(t, Jump):
-            t.target = chunk
-        elif isinstance(t, Branch):
-            t.then_target = chunk if t.then_target is h else t.then_target
-            t.else_target = chunk if t.else_target is h else t.else_target
-    at = fn.blocks.index(h)
-    fn.blocks[at:at] = [chunk, stage, inner, inner_body]
+    enter_before(fn, c, chunk, [chunk, stage, inner, inner_body])
 
 
 @dataclass(frozen=True)

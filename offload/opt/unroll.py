@@ -31,7 +31,7 @@ from offload.ir.core import Block, Branch, Function, Jump, Op, Value
 from offload.ir.ops import Opcode
 from offload.ir.types import BOOL, ScalarType
 from offload.opt.clone import clone_function
-from offload.opt.counted import CountedLoop, match_counted
+from offload.opt.counted import CountedLoop, enter_before, match_counted
 from offload.opt.util import Loop, const_value, definitions, edge_args, natural_loops
 from offload.options import CompileOptions
 
@@ -173,17 +173,7 @@ def _unroll(fn: Function, loop: CountedLoop, factor: int) -> bool:
     body.terminator = Jump(head, current, latch.span)
 
     # The edges that entered the loop now enter the guard.
-    for p in dict.fromkeys(predecessors(fn)[header]):
-        if p is loop.body:
-            continue
-        pt = p.terminator
-        if isinstance(pt, Jump):
-            pt.target = pre
-        elif isinstance(pt, Branch):
-            pt.then_target = pre if pt.then_target is header else pt.then_target
-            pt.else_target = pre if pt.else_target is header else pt.else_target
-    at = fn.blocks.index(header)
-    fn.blocks[at:at] = [pre, head, body]
+    enter_before(fn, loop, pre, [pre, head, body])
     return True
 
 
