@@ -30,6 +30,7 @@ from offload.ir.verifier import verify
 from offload.opt.manager import run_pipeline
 from offload.opt.narrow import NARROW_LIMIT, NSW, NarrowIndexArithmetic
 from offload.options import CompileOptions
+from tests.corpus.loops import correlate
 from tests.strategies.programs import programs, same_results
 
 pytestmark = pytest.mark.unit
@@ -68,11 +69,7 @@ signal = np.arange(40, dtype=np.float32)
 taps = np.ones(9, np.float32)
 
 
-def convolve(t):
-    acc = np.float32(0.0)
-    for k in range(taps.shape[0]):
-        acc += signal[t + k] * taps[k]
-    return acc
+convolve = correlate(signal, taps)
 
 
 def test_convolution_counter_and_offset_adds_are_marked_nsw():

@@ -11,7 +11,6 @@ advance their pointers by ``add.s64`` -- as the 64-bit kernel's do -- while the 
 from __future__ import annotations
 
 import functools
-import math
 import re
 
 import numpy as np
@@ -24,36 +23,15 @@ from offload.opt.narrow import NarrowIndexArithmetic
 from offload.options import CompileOptions
 from offload.ptx.compile import compile_ptx, llvm_ir
 from offload.ptx.kernel_source import KernelSource, build_kernel_source
+from tests.corpus.loops import attraction, correlate
 from tests.opt.golden import filecheck
 
 pytestmark = pytest.mark.ptx
 
 CC = (9, 0)
 
-re_ = np.zeros(1024, np.float32)
-w = np.ones(16, np.float32)
-
-
-def conv1d(t):
-    acc_re = np.float32(0.0)
-    for k in range(w.shape[0]):
-        acc_re += re_[t + k] * w[k]
-    return acc_re
-
-
-px = np.zeros(256, np.float32)
-py = np.zeros(256, np.float32)
-pz = np.zeros(256, np.float32)
-
-
-def nbody(i):
-    xi, yi, zi = px[i], py[i], pz[i]
-    ax = np.float32(0.0)
-    for j in range(px.shape[0]):
-        dx, dy, dz = px[j] - xi, py[j] - yi, pz[j] - zi
-        d2 = dx * dx + dy * dy + dz * dz + np.float32(0.01)
-        ax += (dx + dy + dz) / (d2 * np.float32(math.sqrt(d2)))
-    return ax
+conv1d = correlate(np.zeros(1024, np.float32), np.ones(16, np.float32))
+nbody = attraction(*(np.zeros(256, np.float32) for _ in range(3)))
 
 
 base = np.int32(7)

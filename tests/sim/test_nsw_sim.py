@@ -8,8 +8,6 @@ Python (``offload.ptx.intrinsics.SIMULATOR_FUNCTIONS``): a convolution, an n-bod
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 import pytest
 
@@ -22,6 +20,7 @@ from offload.opt.manager import run_pipeline
 from offload.options import CompileOptions
 from offload.ptx.backend import GPUBackend
 from offload.ptx.intrinsics import NSW_FUNCTIONS, SIMULATOR_FUNCTIONS
+from tests.corpus.loops import attraction, correlate
 from tests.ptx.semantic import assert_matches_interpreter, to_host
 
 pytestmark = pytest.mark.sim
@@ -29,28 +28,11 @@ pytestmark = pytest.mark.sim
 rng = np.random.default_rng(3)
 signal = rng.standard_normal(70).astype(np.float32)
 taps = rng.standard_normal(9).astype(np.float32)
-
-
-def conv1d(t):
-    acc = np.float32(0.0)
-    for k in range(taps.shape[0]):
-        acc += signal[t + k] * taps[k]
-    return acc
-
-
+conv1d = correlate(signal, taps)
 px = rng.standard_normal(40).astype(np.float32)
 py = rng.standard_normal(40).astype(np.float32)
 pz = rng.standard_normal(40).astype(np.float32)
-
-
-def nbody(i):
-    xi, yi, zi = px[i], py[i], pz[i]
-    ax = np.float32(0.0)
-    for j in range(px.shape[0]):
-        dx, dy, dz = px[j] - xi, py[j] - yi, pz[j] - zi
-        d2 = dx * dx + dy * dy + dz * dz + np.float32(0.01)
-        ax += (dx + dy + dz) / (d2 * np.float32(math.sqrt(d2)))
-    return ax
+nbody = attraction(px, py, pz)
 
 
 grid = np.arange(90, dtype=np.float32).reshape(9, 10)[::-2, 1::2]  # negative row stride
