@@ -7,17 +7,20 @@ are the same along one axis of a thread tile and which branches every thread tak
 
 The analysis is a forward fixpoint over sets of index-parameter numbers:
 
-* index parameter ``k`` depends on ``{k}``; captures and constants on nothing;
+* index parameter ``k`` depends on ``{k}`` (on its axis, in a blocked function);
+  captures and constants on nothing;
 * an op's result depends on what its operands depend on (a ``LOAD`` on what its indices
   depend on: captured arrays are read-only, so equal indices read equal values);
-* a block argument depends on the values passed to it *and* on every branch condition of
-  the function: which edge a thread arrives by is control dependence. Taking all conditions
-  rather than only the controlling ones is coarse, but sound and enough for the loops the
-  stage pass looks for (whose only branches are uniform loop tests).
+* a block argument depends on the values passed to it *and* on the condition of every
+  branch from which its block can be reached: which edge a thread arrives by is control
+  dependence, and two threads that arrive by different edges parted at some branch that
+  reaches the block. Taking every such branch rather than only the controlling ones (those
+  whose join the block is) is coarse but sound; a branch after a loop does not reach it.
 """
 
 from __future__ import annotations
 
+from offload.ir.cfg import predecessors
 from offload.ir.core import Block, Branch, Function, Jump, Value
 
 Deps = frozenset[int]
@@ -25,10 +28,14 @@ NONE: Deps = frozenset()
 
 
 def thread_dependence(fn: Function) -> dict[Value, Deps]:
-    """For every scalar value of ``fn``, the index parameters (by number) it may depend on."""
+    """For every scalar value of ``fn``, the index axes it may depend on (of a blocked
+    function: the axes of its index parameters)."""
     deps: dict[Value, Deps] = {}
+    for block in fn.blocks:  # every value gets an entry, uniform ones too
+        deps.update((a, NONE) for a in block.args)
+        deps.update((op.result, NONE) for op in block.ops)
     for k, v in enumerate(fn.entry.args):
-        deps[v] = frozenset({k}) if k < fn.n_index else NONE
+        deps[v] = frozenset({fn.index_axis(k)}) if k < fn.n_index else NONE
     incoming: dict[Value, list[Value]] = {}
     for block in fn.blocks:
         t = block.terminator
@@ -40,7 +47,7 @@ def thread_dependence(fn: Function) -> dict[Value, Deps]:
         for target, args in edges:
             for param, arg in zip(target.args, args, strict=True):
                 incoming.setdefault(param, []).append(arg)
-    conds = [t.cond for b in fn.blocks if isinstance(t := b.terminator, Branch)]
+    conds = _conditions_reaching(fn)
 
     def of(v: Value) -> Deps:
         return deps.get(v, NONE)
@@ -48,9 +55,9 @@ def thread_dependence(fn: Function) -> dict[Value, Deps]:
     changed = True
     while changed:
         changed = False
-        control = frozenset().union(*(of(c) for c in conds))
         for block in fn.blocks:
             if block is not fn.entry:
+                control = NONE.union(*(of(c) for c in conds[block]))
                 for a in block.args:
                     new = control.union(*(of(x) for x in incoming.get(a, [])))
                     if new != of(a):
@@ -62,3 +69,19 @@ def thread_dependence(fn: Function) -> dict[Value, Deps]:
                     deps[op.result] = new
                     changed = True
     return deps
+
+
+def _conditions_reaching(fn: Function) -> dict[Block, list[Value]]:
+    """For each block, the conditions of the branches from which it can be reached."""
+    preds = predecessors(fn)
+    out: dict[Block, list[Value]] = {}
+    for block in fn.blocks:
+        seen: set[Block] = set()
+        work = list(preds[block])
+        while work:
+            b = work.pop()
+            if b not in seen:
+                seen.add(b)
+                work.extend(preds[b])
+        out[block] = [t.cond for b in seen if isinstance(t := b.terminator, Branch)]
+    return out

@@ -38,6 +38,7 @@ def clone_function(fn: Function) -> Function:
         list(fn.captures),
         list(fn.result_types),
         fn.span,
+        fn.blocking,
     )
 
 

@@ -124,10 +124,30 @@ class Function:
     result_types: list[ScalarType]
     span: Span | None = None
     """Where the user's function is defined."""
+    blocking: tuple[int, ...] = ()
+    """Register-blocking factors, one per axis (``offload.opt.jam``); empty for an element
+    function. A blocked function computes ``prod(blocking)`` elements per call: its index
+    parameters are ``blocking[0]`` indices of axis 0, then ``blocking[1]`` of axis 1, ...,
+    and it returns each element's results in turn, the copies in row-major order."""
 
     @property
     def entry(self) -> Block:
         return self.blocks[0]
+
+    @property
+    def rank(self) -> int:
+        """The rank of the index space (``n_index`` unless the function is blocked)."""
+        return len(self.blocking) if self.blocking else self.n_index
+
+    def index_axis(self, k: int) -> int:
+        """The axis of index parameter ``k`` (``k`` itself unless blocked)."""
+        if not self.blocking:
+            return k
+        for axis, f in enumerate(self.blocking):
+            if k < f:
+                return axis
+            k -= f
+        raise IndexError("not an index parameter")
 
     @property
     def params(self) -> list[Value]:

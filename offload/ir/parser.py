@@ -160,10 +160,22 @@ class _Parser:
                 toks.expect(",")
             results.append(scalar_type(toks))
         toks.expect(")")
+        blocking: list[int] = []
+        if toks.at("blocking"):
+            toks.next()
+            toks.expect("(")
+            while not toks.at(")"):
+                if blocking:
+                    toks.expect(",")
+                factor = literal(toks.next("word", "a blocking factor"))
+                if not isinstance(factor, int) or isinstance(factor, bool) or factor < 1:
+                    raise toks.error("a blocking factor is an int >= 1")
+                blocking.append(factor)
+            toks.expect(")")
         toks.expect("{")
         toks.end()
         self.params = params
-        return Function(name, [], n_index, captures, results)
+        return Function(name, [], n_index, captures, results, blocking=tuple(blocking))
 
     def label(self, toks: Tokens, fn: Function) -> Block:
         name = toks.next("block")

@@ -102,7 +102,8 @@ def print_function(fn: Function, with_locs: bool = False) -> str:
             name = cap.name.replace("\\", "\\\\").replace('"', '\\"')
             params.append(f'capture "{name}" {names.v(v)}: {v.type}')
     results = ", ".join(str(t) for t in fn.result_types)
-    lines = [f"func @{fn.name}({', '.join(params)}) -> ({results}) {{"]
+    blocking = f" blocking({', '.join(map(str, fn.blocking))})" if fn.blocking else ""
+    lines = [f"func @{fn.name}({', '.join(params)}) -> ({results}){blocking} {{"]
     for k, block in enumerate(fn.blocks):
         label = names.blocks[block]
         if k > 0 and block.args:

@@ -7,6 +7,8 @@ dressed up as a user diagnostic.
 
 from __future__ import annotations
 
+import math
+
 from offload.ir.cfg import dominators, predecessors
 from offload.ir.core import Block, Branch, Function, Jump, Op, Return, Value
 from offload.ir.ops import (
@@ -131,6 +133,11 @@ class _Verifier:
         for k, t in enumerate(fn.result_types):
             if not isinstance(t, ScalarType):
                 self.problem("signature", f"result {k} has non-scalar type {t}")
+        if fn.blocking and (min(fn.blocking) < 1 or sum(fn.blocking) != fn.n_index):
+            self.problem(
+                "signature",
+                f"blocking {fn.blocking} does not split the {fn.n_index} index parameter(s)",
+            )
 
     def collect_defs(self) -> None:
         for block in self.fn.blocks:
@@ -169,7 +176,7 @@ class _Verifier:
         self.problem(where, f"unknown terminator {type(term).__name__}")  # type: ignore[unreachable]
 
     def check_return(self, where: str, term: Return) -> None:
-        want = self.fn.result_types
+        want = self.fn.result_types * math.prod(self.fn.blocking)
         if len(term.values) != len(want):
             self.problem(
                 where, f"return gives {len(term.values)} value(s), the function has {len(want)}"

@@ -107,7 +107,9 @@ def _slice(load: Op, c: CountedLoop, deps: dict[Value, Deps]) -> tuple[list[Op],
     return [op for op in ops if id(op) in needed], frozenset(outer)
 
 
-def _plan_loop(fn: Function, loop: Loop, deps: dict[Value, Deps], max_slots: int) -> _Plan | None:
+def _plan_loop(
+    fn: Function, loop: Loop, deps: dict[Value, Deps], tile: int, budget: int
+) -> _Plan | None:
     c = match_counted(fn, loop)
     if c is None or deps.get(c.step, NONE) or deps.get(c.bound, NONE):
         return None
@@ -122,14 +124,18 @@ def _plan_loop(fn: Function, loop: Loop, deps: dict[Value, Deps], max_slots: int
             return None  # threads of a tile might not all reach the loop
     slots: list[_Slot] = []
     for op in c.body.ops:
-        if op.opcode is not Opcode.LOAD or len(slots) >= max_slots:
+        if op.opcode is not Opcode.LOAD:
             continue
         arr = op.operands[0].type
         assert isinstance(arr, ArrayType)
-        found = None if arr.elem.is_bool else _slice(op, c, deps)
+        cost = tile * (tile + 1) * arr.elem.dtype.itemsize
+        if arr.elem.is_bool or cost > budget:
+            continue
+        found = _slice(op, c, deps)
         if found is not None and found[1] in (frozenset({0}), frozenset({1})):
             (along,) = found[1]
             slots.append(_Slot(op, along, found[0]))
+            budget -= cost
     return _Plan(c, step, slots) if slots else None
 
 
@@ -239,11 +245,12 @@ class StageTiles:
     name = "stage"
     tile: int = 16
     """The thread tile's edge: the kernel runs in ``tile`` x ``tile`` thread blocks."""
-    max_slots: int = 16
-    """Staged loads per kernel at most (each takes ``tile * (tile + 1)`` shared elements)."""
+    max_shared: int = 48 << 10
+    """Shared-memory bytes of the slots at most (each takes ``tile * (tile + 1)`` elements):
+    CUDA's limit on a block's static shared memory. Loads past it stay global reads."""
 
     def run(self, fn: Function) -> Function:
-        if fn.n_index != 2 or self.tile < 1:
+        if fn.rank != 2 or self.tile < 1:
             return fn
         fn = clone_function(fn)
         deps = thread_dependence(fn)
@@ -252,7 +259,7 @@ class StageTiles:
         for loop in sorted(loops, key=lambda lp: order[lp.header]):
             if any(o is not loop and loop.header in o.blocks for o in loops):
                 continue  # nested: the loop would be entered again after divergent code
-            plan = _plan_loop(fn, loop, deps, self.max_slots)
+            plan = _plan_loop(fn, loop, deps, self.tile, self.max_shared)
             if plan is not None:
                 _rewrite(fn, plan, self.tile)
                 break

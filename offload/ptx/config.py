@@ -94,6 +94,7 @@ def tiled_launch_config(
     shape: tuple[int, ...],
     tile: int,
     *,
+    blocking: tuple[int, ...] = (),
     num_regs: int,
     sm_count: int,
     shared_bytes: int = 0,
@@ -102,10 +103,13 @@ def tiled_launch_config(
 ) -> LaunchConfig:
     """Block and grid of a kernel that runs in ``tile`` x ``tile`` thread tiles
     (``offload.opt.stage``): one block per tile, a 1-D grid that walks the tiles of a rank-2
-    ``shape`` with a block-stride loop, at most ``WAVES`` waves of resident blocks."""
+    ``shape`` with a block-stride loop, at most ``WAVES`` waves of resident blocks. A tile
+    of a blocked kernel (``offload.opt.jam``) covers ``tile * blocking[a]`` elements along
+    axis ``a``."""
     block = tile * tile
     per_sm = resident_blocks(block, num_regs, regs_per_sm, max_threads_per_sm, shared_bytes)
-    tiles = -(-shape[0] // tile) * -(-shape[1] // tile)
+    f0, f1 = blocking or (1, 1)
+    tiles = -(-shape[0] // (tile * f0)) * -(-shape[1] // (tile * f1))
     target = max(1, per_sm * sm_count * WAVES)
     grid = max(1, min(tiles, target, MAX_GRID_X))
     occupancy = per_sm * block / max_threads_per_sm

@@ -62,6 +62,17 @@ INSIDE = "olin"
 """A tiled kernel's flag: the thread's element is inside the index space (it stores)."""
 
 
+def copy_index_var(axis: int, copy: int) -> str:
+    """The index variable of copy ``copy`` along ``axis`` of a blocked kernel
+    (``offload.opt.jam``); copy 0 is the plain index variable."""
+    return index_var(axis) if copy == 0 else f"ix{axis}c{copy}"
+
+
+def copy_inside(axis: int, copy: int) -> str:
+    """A blocked kernel's flag: copy ``copy``'s index along ``axis`` is inside the space."""
+    return f"olin{axis}c{copy}"
+
+
 def tile_array(slot: int) -> str:
     """The shared-memory tile of ``slot`` (``offload.opt.stage``)."""
     return f"olsm{slot}"
@@ -82,9 +93,13 @@ class PointerHooks(BaseHooks):
         """The width of the kernel's extents and strides (the guard makes int32 hold them)."""
 
     def param_name(self, k: int) -> str:
-        if k < self.fn.n_index:
-            return index_var(k)
-        return cap_param(k - self.fn.n_index)
+        fn = self.fn
+        if k >= fn.n_index:
+            return cap_param(k - fn.n_index)
+        if fn.blocking:
+            axis = fn.index_axis(k)
+            return copy_index_var(axis, k - sum(fn.blocking[:axis]))
+        return index_var(k)
 
     def load(
         self, capture_index: int, index_exprs: list[ast.expr], narrow: Sequence[bool] = ()
@@ -117,17 +132,38 @@ class PointerHooks(BaseHooks):
         return ast.Call(name(fn), [a, b], [])
 
     def ret(self, values: list[ast.expr]) -> list[ast.stmt]:
-        stores: list[ast.stmt] = [
+        if self.fn.blocking:
+            return self._blocked_ret(values)
+        stores = self._stores(values, name(LINEAR))
+        if self.tiled:  # a thread past the edge computed a clamped copy: it must not store
+            return [ast.If(name(INSIDE), stores, [])]
+        return stores
+
+    def _stores(self, values: list[ast.expr], at: ast.expr) -> list[ast.stmt]:
+        return [
             ast.Assign(
-                [ast.Subscript(name(out_param(j)), name(LINEAR), ast.Store())],
+                [ast.Subscript(name(out_param(j)), at, ast.Store())],
                 expr("np.uint8(v)", v=v) if t.is_bool else v,
                 lineno=0,
             )
             for j, (v, t) in enumerate(zip(values, self.fn.result_types, strict=True))
         ]
-        if self.tiled:  # a thread past the edge computed a clamped copy: it must not store
-            return [ast.If(name(INSIDE), stores, [])]
-        return stores
+
+    def _blocked_ret(self, values: list[ast.expr]) -> list[ast.stmt]:
+        """Copy ``(a, b)``'s results at its own linear index, if it is inside the space."""
+        f0, f1 = self.fn.blocking  # blocked kernels are rank-2 tiled ones
+        n = len(self.fn.result_types)
+        out: list[ast.stmt] = []
+        for c, (a, b) in enumerate((a, b) for a in range(f0) for b in range(f1)):
+            at = expr(
+                f"np.int{self.index_bits}(i * n + j)",
+                i=name(copy_index_var(0, a)),
+                n=name(extent_param(1)),
+                j=name(copy_index_var(1, b)),
+            )
+            test = expr("p and q", p=name(copy_inside(0, a)), q=name(copy_inside(1, b)))
+            out.append(ast.If(test, self._stores(values[c * n : (c + 1) * n], at), []))
+        return out
 
     def lane(self, axis: int) -> ast.expr:
         return name(TILE_LANES[axis])

@@ -117,6 +117,7 @@ def explain_gpu(
         cfg = tiled_launch_config(
             shape,
             ks.tile,
+            blocking=ks.blocking,
             num_regs=(res or {}).get("num_regs", 32),
             sm_count=dev["sm_count"],
             shared_bytes=(res or {}).get("shared_size_bytes", 0),

@@ -79,6 +79,9 @@ class KernelSource:
     tile: int | None = None
     """The thread tile's edge of a kernel with staged loads (``offload.opt.stage``): it runs
     in ``tile`` x ``tile`` blocks, one tile of the index space at a time."""
+    blocking: tuple[int, ...] = ()
+    """Elements per thread along each axis of a blocked kernel (``offload.opt.jam``): a tile
+    of threads covers ``tile * blocking[a]`` elements along axis ``a``."""
 
     @property
     def index_dtype(self) -> np.dtype[Any]:
@@ -88,7 +91,7 @@ class KernelSource:
 
 def kernel_params(fn: Function, bounds_check: bool) -> list[Param]:
     """The parameter list (see the module docstring for the order)."""
-    params = [Param(h.extent_param(k), ParamKind.EXTENT, k) for k in range(fn.n_index)]
+    params = [Param(h.extent_param(k), ParamKind.EXTENT, k) for k in range(fn.rank)]
     params += [
         Param(h.out_param(j), ParamKind.OUT, j, dtype=t.dtype)
         for j, t in enumerate(fn.result_types)
@@ -149,9 +152,16 @@ def _tiled_skeleton(name: str, params: list[Param], fn: Function, tile: int, bit
     """The tile loop of a staged kernel (rank 2): one ``tile`` x ``tile`` block per tile
     of the index space, walked by a block-stride loop that every thread of the block runs
     alike (the body has barriers). A thread past the edge works on the clamped element, so
-    its reads are ones a real element makes, and does not store (``INSIDE``)."""
+    its reads are ones a real element makes, and does not store (``INSIDE``).
+
+    A blocked kernel (``offload.opt.jam``) covers ``tile * f`` elements per tile along an
+    axis blocked by ``f``: copy ``c`` of the thread at lane ``l`` is element
+    ``l + c * tile`` of the tile (neighbouring threads, neighbouring elements), each copy's
+    index clamped on its own, with its own inside flag."""
     t = f"np.int{bits}"
     e0, e1 = h.extent_param(0), h.extent_param(1)
+    f0, f1 = fn.blocking or (1, 1)
+    s0, s1 = tile * f0, tile * f1
     shared = [
         f"    {h.tile_array(slot)} = cuda.shared.array(({tile}, {tile + 1}), np.{st.dtype.name})"
         for slot, st in tile_slots(fn).items()
@@ -164,19 +174,29 @@ def _tiled_skeleton(name: str, params: list[Param], fn: Function, tile: int, bit
         *shared,
         f"    olte0 = np.int64({e0})",
         f"    olte1 = np.int64({e1})",
-        f"    olntx = (olte1 + np.int64({tile - 1})) // np.int64({tile})",
-        f"    olnt = (olte0 + np.int64({tile - 1})) // np.int64({tile}) * olntx",
+        f"    olntx = (olte1 + np.int64({s1 - 1})) // np.int64({s1})",
+        f"    olnt = (olte0 + np.int64({s0 - 1})) // np.int64({s0}) * olntx",
         "    oltile = np.int64(cuda.blockIdx.x)",
         "    while oltile < olnt:",
-        f"{i8}olri = oltile // olntx * np.int64({tile}) + np.int64(cuda.threadIdx.y)",
-        f"{i8}olrj = oltile % olntx * np.int64({tile}) + np.int64(cuda.threadIdx.x)",
-        f"{i8}{h.INSIDE} = olri < olte0 and olrj < olte1",
-        f"{i8}{h.index_var(0)} = {t}(min(olri, olte0 - np.int64(1)))",
-        f"{i8}{h.index_var(1)} = {t}(min(olrj, olte1 - np.int64(1)))",
-        f"{i8}{h.LINEAR} = {t}({h.index_var(0)} * {e1} + {h.index_var(1)})",
-        f"{i8}{BODY_MARKER}",
-        f"{i8}oltile = oltile + np.int64(cuda.gridDim.x)",
+        f"{i8}olri = oltile // olntx * np.int64({s0}) + np.int64(cuda.threadIdx.y)",
+        f"{i8}olrj = oltile % olntx * np.int64({s1}) + np.int64(cuda.threadIdx.x)",
     ]
+    if fn.blocking:
+        for axis, (f, at) in enumerate(((f0, "olri"), (f1, "olrj"))):
+            for c in range(f):
+                el = f"{at} + np.int64({c * tile})" if c else at
+                lines += [
+                    f"{i8}{h.copy_inside(axis, c)} = {el} < olte{axis}",
+                    f"{i8}{h.copy_index_var(axis, c)} = {t}(min({el}, olte{axis} - np.int64(1)))",
+                ]
+    else:
+        lines += [
+            f"{i8}{h.INSIDE} = olri < olte0 and olrj < olte1",
+            f"{i8}{h.index_var(0)} = {t}(min(olri, olte0 - np.int64(1)))",
+            f"{i8}{h.index_var(1)} = {t}(min(olrj, olte1 - np.int64(1)))",
+            f"{i8}{h.LINEAR} = {t}({h.index_var(0)} * {e1} + {h.index_var(1)})",
+        ]
+    lines += [f"{i8}{BODY_MARKER}", f"{i8}oltile = oltile + np.int64(cuda.gridDim.x)"]
     return "\n".join(lines) + "\n"
 
 
@@ -214,10 +234,12 @@ def build_kernel_source(
     params = kernel_params(fn, bounds_check)
     name = kernel_name(fn)
     tile = tile_of(fn)
+    if fn.blocking and tile is None:
+        raise ValueError("a blocked kernel must be tiled (offload.opt.stage)")
     if tile is not None:
         tree = ast.parse(_tiled_skeleton(name, params, fn, tile, index_bits))
     else:
-        tree = ast.parse(_skeleton(name, params, fn.n_index, index_bits))
+        tree = ast.parse(_skeleton(name, params, fn.rank, index_bits))
     body = emit(fn, h.PointerHooks(fn, bounds_check, index_bits))
     tree = _Splice(body).visit(tree)
     ast.fix_missing_locations(tree)
@@ -226,11 +248,12 @@ def build_kernel_source(
         name,
         source,
         tuple(params),
-        fn.n_index,
+        fn.rank,
         len(fn.result_types),
         bounds_check,
         index_bits,
         tile,
+        fn.blocking,
     )
 
 

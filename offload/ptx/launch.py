@@ -101,6 +101,7 @@ class GPUKernel:
             cfg = tiled_launch_config(
                 shape,
                 self.source.tile,
+                blocking=self.source.blocking,
                 num_regs=self.attributes.get("num_regs", 32),
                 sm_count=self.device.sm_count,
                 shared_bytes=self.attributes.get("shared_size_bytes", 0),
@@ -116,8 +117,8 @@ class GPUKernel:
                 regs_per_sm=self.device.regs_per_sm,
                 max_threads_per_sm=self.device.max_threads_per_sm,
             )
-            if len(self._configs) < 64:
-                self._configs[shape] = cfg
+        if shape not in self._configs and len(self._configs) < 64:
+            self._configs[shape] = cfg
         return cfg
 
     def launch(self, shape: tuple[int, ...], outs: Sequence[Any], captures: Sequence[Any]) -> None:
@@ -210,9 +211,9 @@ class SimKernel:
         # and a grid smaller than the index space exercises the grid-stride loops.
         t = self.source.tile
         if t is not None:  # two blocks at most: the tile loop takes several trips
-            cfg = LaunchConfig(
-                (min(2, -(-shape[0] // t) * -(-shape[1] // t)), 1, 1), (t, t, 1), 1, 1
-            )
+            f0, f1 = self.source.blocking or (1, 1)
+            tiles = -(-shape[0] // (t * f0)) * -(-shape[1] // (t * f1))
+            cfg = LaunchConfig((min(2, tiles), 1, 1), (t, t, 1), 1, 1)
         else:
             cfg = launch_config(
                 shape, num_regs=32, max_threads_per_block=64, sm_count=2, max_threads_per_sm=128

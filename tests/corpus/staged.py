@@ -1,9 +1,10 @@
 """Rank-2 reductions for the shared-memory staging of GPU kernels (``offload.opt.stage``).
 
 Each case is an element function closing over its inputs, a shape whose edges are not
-multiples of the tiles (so threads past the edge exist), and whether the pass must stage
-its loop (``staged``). The loops are long enough for full chunks of the simulator's tile
-(4) and the GPU's (16), with tails, except where a case says otherwise.
+multiples of the tiles (so threads past the edge exist), whether the pass must stage its
+loop (``staged``) and whether ``offload.opt.jam`` must block it (``blocked``). The loops
+are long enough for full chunks of the simulator's tile (4) and the GPU's (16), with tails,
+except where a case says otherwise.
 """
 
 from __future__ import annotations
@@ -22,6 +23,12 @@ class StagedCase:
     shape: tuple[int, int]
     staged: bool
     """Whether the pass stages this kernel's loop (else it must refuse)."""
+    jams: bool | None = None
+    """Whether ``offload.opt.jam`` blocks it too (``None``: where it is staged)."""
+
+    @property
+    def blocked(self) -> bool:
+        return self.staged if self.jams is None else self.jams
 
     def __repr__(self) -> str:
         return self.name
@@ -132,6 +139,24 @@ def diverges_before_the_loop() -> StagedCase:
     return StagedCase("diverges_before_the_loop", f, (7, 7), False)
 
 
+def diverges_after_the_loop() -> StagedCase:
+    """Every thread runs the first loop alike (staged); the copies of a blocked thread would
+    not all run the second (not blocked: a loop is no select)."""
+    a = _rng(17).random((10, 23)).astype(np.float32)
+    b = _rng(18).random((9, 23)).astype(np.float32)
+
+    def f(i, j):
+        acc = np.float32(0.0)
+        for k in range(a.shape[1]):
+            acc += a[i, k] * b[j, k]
+        if i < j:
+            for k in range(j):
+                acc -= a[i, k]
+        return acc
+
+    return StagedCase("diverges_after_the_loop", f, (10, 9), True, jams=False)
+
+
 def read_depends_on_both() -> StagedCase:
     """``x[i + j, k]`` is the same for no tile row or column: nothing to stage."""
     x = _rng(15).random((20, 25)).astype(np.float32)
@@ -161,6 +186,7 @@ CASES: list[StagedCase] = [
     negative_indices(),
     triangular(),
     diverges_before_the_loop(),
+    diverges_after_the_loop(),
     read_depends_on_both(),
     short_loop(),
 ]

@@ -1,5 +1,6 @@
-"""Staged kernels (``offload.opt.stage``) on the GPU: 16 x 16 thread tiles, shared memory
-and barriers give exactly what one CPU thread gives, at sizes with many tiles and chunks."""
+"""Staged kernels (``offload.opt.stage``) on the GPU, register-blocked (``offload.opt.jam``)
+where they can be: 16 x 16 thread tiles of 4 x 4 elements each, shared memory and barriers
+give exactly what one CPU thread gives, at sizes with many tiles and chunks."""
 
 from __future__ import annotations
 
@@ -7,13 +8,26 @@ import numpy as np
 import pytest
 
 import offload as ol
+from offload import driver
+from offload.opt.manager import run_pipeline
+from offload.options import CompileOptions
+from offload.ptx.backend import GPUBackend
+from offload.ptx.variants import BLOCKING, TILE
 from tests.corpus.staged import CASES, StagedCase, matmul
 
 pytestmark = pytest.mark.gpu
 
 
 @pytest.mark.parametrize(
-    "case", [*CASES, matmul(300, 333, 517), matmul(17, 2049, 64), matmul(1000, 3, 250)], ids=repr
+    "case",
+    [
+        *CASES,
+        matmul(300, 333, 517),
+        matmul(17, 2049, 64),
+        matmul(1000, 3, 250),
+        matmul(63, 65, 100),
+    ],
+    ids=repr,
 )
 def test_compute_g_matches_compute_s_bit_for_bit(case: StagedCase):
     got = ol.compute_g(case.shape, case.fn)
@@ -21,3 +35,11 @@ def test_compute_g_matches_compute_s_bit_for_bit(case: StagedCase):
     got, want = (got, want) if isinstance(got, tuple) else ((got,), (want,))
     for g, w in zip(got, want, strict=True):
         np.testing.assert_array_equal(np.asarray(g), w)
+
+
+def test_the_matmul_kernel_is_staged_and_blocked():
+    case = matmul(300, 333, 517)
+    ir = run_pipeline(driver.check_and_lower(case.fn, 2).ir, CompileOptions())
+    kernel = GPUBackend(mode="device", simulator=False).compile(ir, CompileOptions())
+    assert kernel.source.tile == TILE and kernel.source.blocking == BLOCKING
+    assert kernel.attributes["local_size_bytes"] == 0  # no spilled sums

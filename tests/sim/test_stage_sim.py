@@ -1,5 +1,6 @@
-"""Staged kernels (``offload.opt.stage``) under the simulator: shared-memory tiles, barriers,
-threads past the edge and the tile loop give exactly what one CPU thread gives."""
+"""Staged kernels (``offload.opt.stage``), register-blocked ones (``offload.opt.jam``) among
+them, under the simulator: shared-memory tiles, barriers, threads and copies past the edge
+and the tile loop give exactly what one CPU thread gives."""
 
 from __future__ import annotations
 
@@ -11,17 +12,23 @@ from offload import driver
 from offload.ir.tile_ops import tile_of
 from offload.opt.manager import run_pipeline
 from offload.options import CompileOptions
-from offload.ptx.variants import SIM_TILE, kernel_ir
-from tests.corpus.staged import CASES, StagedCase
+from offload.ptx.variants import SIM_BLOCKING, SIM_TILE, kernel_ir
+from tests.corpus.staged import CASES, StagedCase, matmul, pairwise_distance
 
 pytestmark = pytest.mark.sim
 
 
-@pytest.mark.parametrize("case", CASES, ids=repr)
+# Blocked tiles of 8 x 12 elements: these shapes take several tiles, with edges inside the
+# copies of a thread (rows 8..12 of 13, columns 24..28 of 29), and loops of several chunks.
+BIG = [matmul(13, 29, 21, seed=5), matmul(17, 12, 9, seed=6), matmul(8, 25, 40, seed=7)]
+
+
+@pytest.mark.parametrize("case", [*CASES, *BIG], ids=repr)
 def test_compute_g_matches_compute_s_bit_for_bit(case: StagedCase):
     ir = run_pipeline(driver.check_and_lower(case.fn, 2).ir, CompileOptions())
     staged = kernel_ir(ir, CompileOptions(), 32, simulator=True)
     assert (tile_of(staged) == SIM_TILE) is case.staged
+    assert staged.blocking == (SIM_BLOCKING if case.blocked else ())
     got = ol.compute_g(case.shape, case.fn)
     want = ol.compute_s(case.shape, case.fn)
     got, want = (got, want) if isinstance(got, tuple) else ((got,), (want,))
@@ -47,3 +54,14 @@ def test_bounds_checked_kernels_are_not_staged_and_still_fault():
             ol.compute_g((3, 3), f)
     finally:
         ol.config.bounds_check = saved
+
+
+def test_the_unblocked_staged_kernel_still_runs_when_jam_is_disabled():
+    case = pairwise_distance()
+    saved = ol.config.disabled_passes
+    try:
+        ol.config.disabled_passes = frozenset({"jam"})
+        got = ol.compute_g(case.shape, case.fn)
+    finally:
+        ol.config.disabled_passes = saved
+    np.testing.assert_array_equal(np.asarray(got), ol.compute_s(case.shape, case.fn))

@@ -1,0 +1,140 @@
+"""Register blocking: unroll-and-jam of the index space (GPU backend only; not in the registry).
+
+A staged reduction (``offload.opt.stage``) still reads two shared-memory values per
+multiply-add in ``C[i, j] = sum(A[i, k] * Bt[j, k] for k in range(n))``: the kernel is bound
+by shared-memory reads (matrix-mult at 10.8x cuBLAS, run 5). When one thread computes the
+``f0 x f1`` elements ``(i + a*T, j + b*T)`` together, it reads ``A[i + a*T, k]`` once for
+``f1`` elements and ``Bt[j + b*T, k]`` once for ``f0``: ``f0 + f1`` reads per ``f0 * f1``
+multiply-adds. This pass makes that function: a *blocked* function (``Function.blocking``)
+with ``f0`` index parameters for axis 0 and ``f1`` for axis 1, one per copy, that returns
+the results of every copy.
+
+The copies run in one control flow ("jam"), so the pass applies only when every branch
+condition depends on no blocked axis (``offload.analysis.uniform``): then every copy takes
+the same path, the one the shared condition values take. Each value is made once per
+combination of the copies of the axes it depends on: a value that depends on axis 0 only
+(``A[i, k]``) has ``f0`` copies, a uniform one (the counter ``k``) one, and the accumulator
+``f0 * f1``. Copy ``c`` computes exactly the ops the element function runs at copy ``c``'s
+index, in the same order, so every element is bit-exact and the blocked function reads
+exactly what its elements read.
+
+The kernel maps the copies onto its thread tile (``offload.ptx.kernel_source``): copy
+``(a, b)`` of the thread at ``(i, j)`` is the element ``(i + a*tile, j + b*tile)``, clamped
+into the index space, so a warp still stores neighbouring elements.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from dataclasses import dataclass
+
+from offload.analysis.uniform import NONE, Deps, thread_dependence
+from offload.ir.core import Block, Branch, Function, Jump, Op, Return, Value
+from offload.ir.ops import TILE_OPS
+
+Key = tuple[int, ...]
+"""A copy: one copy number per axis (0 on the axes a value does not depend on)."""
+
+
+class _Jam:
+    def __init__(self, fn: Function, factors: tuple[int, ...], deps: dict[Value, Deps]) -> None:
+        self.fn = fn
+        self.deps = deps
+        self.copies: list[Key] = list(itertools.product(*(range(f) for f in factors)))
+        self.vmap: dict[tuple[Value, Key], Value] = {}
+        self.bmap: dict[Block, Block] = {}
+
+    def key(self, v: Value, copy: Key) -> Key:
+        on = self.deps.get(v, NONE)
+        return tuple(c if axis in on else 0 for axis, c in enumerate(copy))
+
+    def keys(self, v: Value) -> list[Key]:
+        """The copies ``v`` is made in, in row-major order."""
+        return list(dict.fromkeys(self.key(v, c) for c in self.copies))
+
+    def get(self, v: Value, copy: Key) -> Value:
+        return self.vmap.get((v, self.key(v, copy)), v)
+
+    def new_value(self, v: Value, key: Key) -> Value:
+        hint = v.hint if not any(key) or v.hint is None else f"{v.hint}_c{'_'.join(map(str, key))}"
+        new = Value(v.type, hint)
+        self.vmap[(v, key)] = new
+        return new
+
+    def run(self, factors: tuple[int, ...]) -> Function:
+        fn = self.fn
+        params: list[Value] = []
+        for axis, f in enumerate(factors):
+            p = fn.index_params[axis]
+            for c in range(f):
+                key = tuple(c if a == axis else 0 for a in range(len(factors)))
+                params.append(self.new_value(p, key))
+        zero = (0,) * len(factors)
+        params += [self.new_value(p, zero) for p in fn.capture_params]
+        for block in fn.blocks:  # every value first: a block may use one defined later in the list
+            args = params if block is fn.entry else self.block_args(block)
+            self.bmap[block] = Block(args=args, hint=block.hint)
+            for op in block.ops:
+                for key in self.keys(op.result):
+                    self.new_value(op.result, key)
+        for block in fn.blocks:
+            new = self.bmap[block]
+            for op in block.ops:
+                for key in self.keys(op.result):
+                    operands = [self.get(x, key) for x in op.operands]
+                    result = self.vmap[(op.result, key)]
+                    new.ops.append(Op(op.opcode, operands, result, dict(op.attrs), op.span))
+            new.terminator = self.terminator(block)
+        return Function(
+            fn.name,
+            [self.bmap[b] for b in fn.blocks],
+            sum(factors),
+            list(fn.captures),
+            list(fn.result_types),
+            fn.span,
+            factors,
+        )
+
+    def block_args(self, block: Block) -> list[Value]:
+        return [self.new_value(a, key) for a in block.args for key in self.keys(a)]
+
+    def edge(self, target: Block, args: list[Value]) -> tuple[Block, list[Value]]:
+        passed = [
+            self.get(x, key) for p, x in zip(target.args, args, strict=True) for key in self.keys(p)
+        ]
+        return self.bmap[target], passed
+
+    def terminator(self, block: Block) -> Jump | Branch | Return:
+        t = block.terminator
+        if isinstance(t, Jump):
+            return Jump(*self.edge(t.target, t.args), t.span)
+        if isinstance(t, Branch):
+            cond = self.get(t.cond, (0,) * len(self.copies[0]))
+            then_b, then_a = self.edge(t.then_target, t.then_args)
+            else_b, else_a = self.edge(t.else_target, t.else_args)
+            return Branch(cond, then_b, then_a, else_b, else_a, t.span)
+        assert isinstance(t, Return)
+        return Return([self.get(v, c) for c in self.copies for v in t.values], t.span)
+
+
+@dataclass(frozen=True)
+class JamIndex:
+    """Block ``fn`` by ``factors`` (one per axis) when every branch is uniform along the
+    blocked axes (see above); any other function comes back unchanged."""
+
+    name = "jam"
+    factors: tuple[int, ...] = (4, 4)
+
+    def run(self, fn: Function) -> Function:
+        if fn.blocking or len(self.factors) != fn.n_index or math.prod(self.factors) == 1:
+            return fn
+        if min(self.factors) < 1 or any(op.opcode in TILE_OPS for op in fn.ops()):
+            return fn
+        deps = thread_dependence(fn)
+        blocked = {axis for axis, f in enumerate(self.factors) if f > 1}
+        for block in fn.blocks:
+            t = block.terminator
+            if isinstance(t, Branch) and deps.get(t.cond, NONE) & blocked:
+                return fn  # the copies could take different paths
+        return _Jam(fn, self.factors, deps).run(self.factors)
