@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from offload.analysis.uniform import NONE, Deps, thread_dependence
 from offload.ir.core import Block, Branch, Function, Jump, Op, Return, Value
 from offload.ir.ops import TILE_OPS
+from offload.ir.types import ScalarType
 
 Key = tuple[int, ...]
 """A copy: one copy number per axis (0 on the axes a value does not depend on)."""
@@ -138,3 +139,13 @@ class JamIndex:
             if isinstance(t, Branch) and deps.get(t.cond, NONE) & blocked:
                 return fn  # the copies could take different paths
         return _Jam(fn, self.factors, deps).run(self.factors)
+
+
+def carried_words(fn: Function) -> int:
+    """The most 32-bit registers the arguments of one block take: the sums a blocked loop
+    carries from one iteration to the next (``offload.ptx.variants`` bounds them)."""
+    words = [
+        sum(-(-a.type.dtype.itemsize // 4) for a in b.args if isinstance(a.type, ScalarType))
+        for b in fn.blocks[1:]
+    ]
+    return max(words, default=0)

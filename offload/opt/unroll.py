@@ -161,7 +161,9 @@ def _unroll(fn: Function, loop: CountedLoop, factor: int) -> bool:
     # none of the adds between them wraps. So every copied op -- each LOAD in particular,
     # the only ops that may fault -- runs exactly when, and with the same operands as, the
     # original loop would have run it; U never executes an iteration the original skips.
-    go = emit(head, Opcode.LT, [head.args[loop.k_index], m], BOOL)
+    # The test carries the factor: ``offload.opt.reroll`` takes it as the certificate that
+    # entering U with some arguments is entering H with them.
+    go = emit(head, Opcode.LT, [head.args[loop.k_index], m], BOOL, unrolled=factor)
     t = header.terminator
     assert isinstance(t, Branch)
     head.terminator = Branch(go, body, [], header, list(head.args), t.span)

@@ -6,16 +6,19 @@ reduction loop's shared reads staged through shared memory (``offload.opt.stage`
 except with bounds checks (a staged read is made by another thread than the element's, so
 its fault would name the wrong element) or when ``disabled_passes`` names ``stage``. A
 staged kernel is also register-blocked (``offload.opt.jam``: each thread computes
-``BLOCKING`` elements, so each staged read serves several) where the jam applies and the
-blocked kernel stages too, unless ``disabled_passes`` names ``jam``.
+``BLOCKINGS`` elements, so each staged read serves several) where the jam applies and the
+blocked kernel stages too, unless ``disabled_passes`` names ``jam``; its loop is the rolled
+one (``offload.opt.reroll``, unless ``disabled_passes`` names ``reroll``).
 """
 
 from __future__ import annotations
 
 from offload.ir.core import Function
 from offload.ir.tile_ops import tile_of
-from offload.opt.jam import JamIndex
+from offload.opt.jam import JamIndex, carried_words
+from offload.opt.licm import LoopInvariantCodeMotion
 from offload.opt.narrow import NarrowIndexArithmetic
+from offload.opt.reroll import Reroll
 from offload.opt.stage import StageTiles
 from offload.options import CompileOptions
 
@@ -23,10 +26,13 @@ TILE = 16
 """The thread tile's edge on a GPU: 256-thread blocks."""
 SIM_TILE = 4
 """Under the simulator (a Python thread per CUDA thread): small tiles, several chunks."""
-BLOCKING = (4, 4)
-"""Elements per thread of a staged kernel (rows, columns): 16 accumulators, 8 shared reads
-per 16 multiply-adds instead of 32."""
-SIM_BLOCKING = (2, 3)
+BLOCKINGS = ((8, 8), (4, 4))
+"""Elements per thread of a staged kernel (rows, columns), the first whose loop-carried
+values fit ``MAX_CARRIED``: 8 x 8 sums take 64 registers and read 16 staged values per 64
+multiply-adds (a float matrix product: 8 x 8; a double one: 4 x 4)."""
+MAX_CARRIED = 80
+"""32-bit registers a blocked kernel's loop may carry (of the 255 a thread can have)."""
+SIM_BLOCKINGS = ((2, 3),)
 """Under the simulator: unequal factors, so that a mix-up of the axes shows."""
 
 
@@ -34,11 +40,21 @@ def kernel_ir(fn: Function, options: CompileOptions, bits: int, *, simulator: bo
     """The IR of ``fn``'s ``bits``-wide kernel (``fn`` is the optimised IR)."""
     if bits == 32:
         fn = NarrowIndexArithmetic(trust_load_indices=not options.bounds_check).run(fn)
+        if "licm" not in options.disabled_passes:  # narrowing casts in loops: a bound is one
+            fn = LoopInvariantCodeMotion().run(fn)
     if options.bounds_check or "stage" in options.disabled_passes:
         return fn
     stage = StageTiles(tile=SIM_TILE if simulator else TILE)
     staged = stage.run(fn)
     if tile_of(staged) is None or "jam" in options.disabled_passes:
         return staged
-    blocked = stage.run(JamIndex(SIM_BLOCKING if simulator else BLOCKING).run(fn))
-    return blocked if blocked.blocking and tile_of(blocked) is not None else staged
+    if "reroll" not in options.disabled_passes:
+        fn = Reroll().run(fn)  # a chunk of the rolled loop: the slots fit at 8 x 8
+    for factors in SIM_BLOCKINGS if simulator else BLOCKINGS:
+        jammed = JamIndex(factors).run(fn)
+        if not jammed.blocking or carried_words(jammed) > MAX_CARRIED:
+            continue
+        blocked = stage.run(jammed)
+        if tile_of(blocked) is not None:
+            return blocked
+    return staged

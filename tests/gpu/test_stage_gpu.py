@@ -12,7 +12,7 @@ from offload import driver
 from offload.opt.manager import run_pipeline
 from offload.options import CompileOptions
 from offload.ptx.backend import GPUBackend
-from offload.ptx.variants import BLOCKING, TILE
+from offload.ptx.variants import BLOCKINGS, TILE
 from tests.corpus.staged import CASES, StagedCase, matmul
 
 pytestmark = pytest.mark.gpu
@@ -41,5 +41,5 @@ def test_the_matmul_kernel_is_staged_and_blocked():
     case = matmul(300, 333, 517)
     ir = run_pipeline(driver.check_and_lower(case.fn, 2).ir, CompileOptions())
     kernel = GPUBackend(mode="device", simulator=False).compile(ir, CompileOptions())
-    assert kernel.source.tile == TILE and kernel.source.blocking == BLOCKING
+    assert kernel.source.tile == TILE and kernel.source.blocking == BLOCKINGS[0]
     assert kernel.attributes["local_size_bytes"] == 0  # no spilled sums

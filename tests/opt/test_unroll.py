@@ -248,7 +248,7 @@ def test_constant_step_loop_runs_four_chained_iterations_before_the_original_loo
         CHECK-NEXT: %[[M:[0-9]+]] = sub %3, %[[T]] : i64
         CHECK-NEXT: br ^unroll.2(%[[K0]], %[[A0]])
         CHECK: ^unroll.2(%[[K:k.[0-9]+]]: i64, %[[ACC:acc.[0-9]+]]: f64):
-        CHECK-NEXT: %[[GO:[0-9]+]] = lt %[[K]], %[[M]] : bool
+        CHECK-NEXT: %[[GO:[0-9]+]] = lt %[[K]], %[[M]] {unrolled = 4} : bool
         CHECK-NEXT: condbr %[[GO]], ^unroll_body.3, ^loop.4(%[[K]], %[[ACC]])
         CHECK: ^unroll_body.3:
         CHECK: %[[L1:[0-9]+]] = load %vals.1, %[[K]] : f64
@@ -287,7 +287,7 @@ def test_captured_step_loop_is_entered_only_for_a_positive_bounded_step() -> Non
         CHECK: %[[OK:[0-9]+]] = and %[[POS]], %[[SMALL]] : bool
         CHECK: condbr %[[OK]], ^unroll.2(%[[K0]], %[[A0]]), ^loop.4(%[[K0]], %[[A0]])
         CHECK: ^unroll.2(%[[K:k.[0-9]+]]: i64
-        CHECK-NEXT: lt %[[K]], %[[M]] : bool
+        CHECK-NEXT: lt %[[K]], %[[M]] {unrolled = 4} : bool
         CHECK: ^unroll_body.3:
         CHECK-COUNT-4: load %x.1
         CHECK-NOT: load %x.1

@@ -45,17 +45,17 @@ def test_matmul_kernel_reads_its_operands_from_shared_tiles(bits):
 
 
 @pytest.mark.parametrize("bits", [32, 64])
-def test_blocked_matmul_kernel_stages_every_copys_reads_and_keeps_16_sums(bits):
+def test_blocked_matmul_kernel_stages_every_copys_reads_and_keeps_64_sums(bits):
     ptx, tile = _ptx(CompileOptions(), bits)
     assert tile == TILE
-    # 4 unrolled iterations x (4 row + 4 column copies): 32 slots of 16 x 17 floats
-    assert len(re.findall(r"\.shared \.align 4 \.b8 \S+\[1088\]", ptx)) == 32
-    # per staged iteration: 8 shared reads feed 16 multiply-adds (not 32 reads)
-    assert len(re.findall(r"\bld\.shared\.f32", ptx)) == 32
+    # the rolled loop (reroll) x (8 row + 8 column copies): 16 slots of 16 x 17 floats
+    assert len(re.findall(r"\.shared \.align 4 \.b8 \S+\[1088\]", ptx)) == 16
+    # per staged iteration: 16 shared reads feed 64 multiply-adds (not 128 reads)
+    assert len(re.findall(r"\bld\.shared\.f32", ptx)) == 16
     assert len(re.findall(r"\bmul\.rn\.f32", ptx)) >= 64
-    # 16 results, each stored under its own inside test
-    assert len(re.findall(r"\bst\.global\.f32", ptx)) == 16
-    assert ".local" not in ptx  # the 16 sums live in registers
+    # 64 results, each stored under its own inside test
+    assert len(re.findall(r"\bst\.global\.f32", ptx)) == 64
+    assert ".local" not in ptx  # the 64 sums live in registers
 
 
 @pytest.mark.parametrize(

@@ -12,7 +12,7 @@ from offload import driver
 from offload.ir.tile_ops import tile_of
 from offload.opt.manager import run_pipeline
 from offload.options import CompileOptions
-from offload.ptx.variants import SIM_BLOCKING, SIM_TILE, kernel_ir
+from offload.ptx.variants import SIM_BLOCKINGS, SIM_TILE, kernel_ir
 from tests.corpus.staged import CASES, StagedCase, matmul, pairwise_distance
 
 pytestmark = pytest.mark.sim
@@ -28,7 +28,7 @@ def test_compute_g_matches_compute_s_bit_for_bit(case: StagedCase):
     ir = run_pipeline(driver.check_and_lower(case.fn, 2).ir, CompileOptions())
     staged = kernel_ir(ir, CompileOptions(), 32, simulator=True)
     assert (tile_of(staged) == SIM_TILE) is case.staged
-    assert staged.blocking == (SIM_BLOCKING if case.blocked else ())
+    assert staged.blocking == (SIM_BLOCKINGS[0] if case.blocked else ())
     got = ol.compute_g(case.shape, case.fn)
     want = ol.compute_s(case.shape, case.fn)
     got, want = (got, want) if isinstance(got, tuple) else ((got,), (want,))
