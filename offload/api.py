@@ -5,12 +5,14 @@ from __future__ import annotations
 import functools
 import operator
 from collections.abc import Callable
+from types import FunctionType
 from typing import Any
 
 from offload import driver
 from offload.backend import Backend
 from offload.config import config
 from offload.diagnostics import CompileError, OffloadError
+from offload.options import CompileOptions
 
 Shape = int | tuple[int, ...]
 
@@ -74,31 +76,60 @@ def _backend(name: str) -> Backend:
     return GPUBackend(mode=config.memory, cache_dir=config.cache_dir, simulator=simulator)
 
 
-def _gpu_backend() -> Backend:
-    return _backend("gpu-sim" if config.gpu_simulator else f"gpu-{config.memory}")
+def _gpu_name() -> str:
+    return "gpu-sim" if config.gpu_simulator else f"gpu-{config.memory}"
 
 
-def _compute(
-    backend: Callable[[], Backend], shape_or_delayed: Any, fn: Any, dtype: Any, out: Any
-) -> Any:
-    shape, target = _split_target(shape_or_delayed, fn)
-    try:
-        return driver.run(backend(), target, shape, dtype=dtype, out=out)
-    except OffloadError as err:
-        if config.debug:
-            raise
-        raise err.with_traceback(None) from None
-    except (TypeError, ValueError, MemoryError, IndexError):
-        raise
-    except Exception as err:  # an offload bug: report it cleanly, keep the details in debug
-        if config.debug:
-            raise
-        raise CompileError(
-            f"internal error in offload while compiling or running "
-            f"{getattr(target, '__qualname__', type(target).__name__)}: "
-            f"{type(err).__name__}: {err}\nhint: this is a bug in offload; set "
-            f"OFFLOAD_DEBUG=1 (ol.config.debug = True) for the full traceback and report it"
-        ) from None
+class _Target:
+    """The backend of one ``compute_*``, resolved once per configuration.
+
+    ``config`` drops its cached ``CompileOptions`` whenever a field is assigned, so the
+    identity of ``config.compile_options()`` stamps the configuration: while it is the
+    stamp held here (held, so its id cannot be reused), no field changed and the backend
+    found for it still stands. The pair is one tuple, replaced whole."""
+
+    __slots__ = ("name", "state")
+
+    def __init__(self, name: Callable[[], str]) -> None:
+        self.name = name
+        self.state: tuple[CompileOptions | None, Any] = (None, None)
+
+    def resolve(self, options: CompileOptions) -> Backend:
+        """The backend for ``options``' configuration (remembered until it changes)."""
+        backend = _backend(self.name())
+        self.state = (options, backend)
+        return backend
+
+
+_SEQ = _Target(lambda: "cpu-seq")
+_PAR = _Target(lambda: "cpu-par")
+_GPU = _Target(_gpu_name)
+
+
+def _call(target: _Target, shape_or_delayed: Any, fn: Any, dtype: Any, out: Any) -> Any:
+    """One ``compute_*`` call; errors leave it with their frames (see ``_user_error``)."""
+    options = config.compile_options()
+    stamp, backend = target.state
+    if stamp is not options:
+        backend = target.resolve(options)
+    if type(shape_or_delayed) is int and shape_or_delayed >= 0 and type(fn) is FunctionType:
+        return driver.run(backend, fn, (shape_or_delayed,), dtype, out, options)
+    shape, fn = _split_target(shape_or_delayed, fn)
+    return driver.run(backend, fn, shape, dtype, out, options)
+
+
+def _user_error(err: Exception, target: Any) -> Exception:
+    """What a ``compute_*`` raises for ``err`` (not a ``TypeError``, ``ValueError``,
+    ``MemoryError`` or ``IndexError``, which are raised as they are): an ``OffloadError``
+    without offload's frames, or an internal error as a ``CompileError`` saying so."""
+    if isinstance(err, OffloadError):
+        return err.with_traceback(None)
+    return CompileError(
+        f"internal error in offload while compiling or running "
+        f"{getattr(target, '__qualname__', type(target).__name__)}: "
+        f"{type(err).__name__}: {err}\nhint: this is a bug in offload; set "
+        f"OFFLOAD_DEBUG=1 (ol.config.debug = True) for the full traceback and report it"
+    )
 
 
 def compute_s(shape: Any, fn: Any = None, *, dtype: Any = None, out: Any = None) -> Any:
@@ -116,7 +147,14 @@ def compute_s(shape: Any, fn: Any = None, *, dtype: Any = None, out: Any = None)
     Raises an ``OffloadError`` with the file, line and column of every construct the
     language does not accept (recursion, allocation, writes to captured arrays, ...).
     """
-    return _compute(lambda: _backend("cpu-seq"), shape, fn, dtype, out)
+    try:
+        return _call(_SEQ, shape, fn, dtype, out)
+    except (TypeError, ValueError, MemoryError, IndexError):
+        raise
+    except Exception as err:
+        if config.debug:
+            raise
+        raise _user_error(err, shape if fn is None else fn) from None
 
 
 def compute_p(shape: Any, fn: Any = None, *, dtype: Any = None, out: Any = None) -> Any:
@@ -141,7 +179,14 @@ def compute_p(shape: Any, fn: Any = None, *, dtype: Any = None, out: Any = None)
     ``ValueError`` for bad shapes, dtypes and ``out=`` arrays. Compiled kernels are cached:
     a warm call re-reads the captured values and launches, without parsing again.
     """
-    return _compute(lambda: _backend("cpu-par"), shape, fn, dtype, out)
+    try:
+        return _call(_PAR, shape, fn, dtype, out)
+    except (TypeError, ValueError, MemoryError, IndexError):
+        raise
+    except Exception as err:
+        if config.debug:
+            raise
+        raise _user_error(err, shape if fn is None else fn) from None
 
 
 def compute_g(shape: Any, fn: Any = None, *, dtype: Any = None, out: Any = None) -> Any:
@@ -153,4 +198,11 @@ def compute_g(shape: Any, fn: Any = None, *, dtype: Any = None, out: Any = None)
     DLPack). Raises ``GPUUnavailable`` where there is no GPU (use ``compute_p``, or set
     ``NUMBA_ENABLE_CUDASIM=1`` for numba's simulator).
     """
-    return _compute(_gpu_backend, shape, fn, dtype, out)
+    try:
+        return _call(_GPU, shape, fn, dtype, out)
+    except (TypeError, ValueError, MemoryError, IndexError):
+        raise
+    except Exception as err:
+        if config.debug:
+            raise
+        raise _user_error(err, shape if fn is None else fn) from None

@@ -2,16 +2,17 @@
 
 Cold path: source -> restriction checks -> lowering -> result casts -> optimiser ->
 backend compile. Warm path (every later call with the same code and capture types): fetch
-the captured values, compute their type key, look the kernel up, allocate, launch — no
-parsing, no hashing of source or IR.
+the captured values, check their types, allocate, launch -- no parsing, no hashing of
+source or IR.
 
-The warm path has a faster lane still (``_Memo``): an element function's entry is found by
-the identity of its code object, its captures are read by a generated fetcher, and the
-kernel of the previous call is reused when a ``TypeGuard`` says the new values have the
-same type key (one tuple comparison of types, a dtype/rank check per array) and the
-options and result dtypes are the same objects/values. Values are always re-read, so a
-changed scalar or array is never stale; a changed *type* misses the memo and takes the
-full path, which recompiles.
+The warm path's fastest lane is an entry's ``_Memo``, found by the identity of the element
+function's code object alone (``_LANES``): it keeps the previous call's specialisation and
+a generated ``read`` that re-reads every captured value and checks, in one straight-line
+function, that the values still have the types the kernel was compiled for (type, plus
+dtype and rank for arrays) and that every helper and module built into the kernel is still
+what its name leads to. Values are always re-read, so a changed scalar or array is never
+stale; a changed *type*, a rebound helper, other options, ``dtype=``/``out=`` arguments or
+rank all miss the lane and take the full path, which checks, lowers and compiles as needed.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from offload.analysis.check import check_function
 from offload.backend import Backend, Kernel
 from offload.config import config
 from offload.diagnostics import DiagnosticSink, TypeMismatch
-from offload.frontend.captures import Fetcher, TypeGuard, make_fetcher, type_guard
+from offload.frontend.captures import Fetcher, make_fetcher, type_guard
 from offload.frontend.lower import Lowered, capture_type_key, lower
 from offload.frontend.source import get_source
 from offload.ir.core import Function
@@ -35,6 +36,7 @@ from offload.ir.resultcast import cast_results
 from offload.ir.types import ScalarType, scalar_of_dtype
 from offload.opt.manager import run_pipeline
 from offload.options import CompileOptions
+from offload.runtime.reader import Reader, make_reader
 
 
 @dataclass
@@ -46,14 +48,74 @@ class Compiled:
     dtypes: tuple[np.dtype[Any], ...]
 
 
-@dataclass(frozen=True)
 class _Memo:
-    """The previous call's specialisation of an entry and what it was selected by."""
+    """An entry's last specialisation and what selects it on a warm call without a lookup.
 
-    options: CompileOptions
-    want: tuple[np.dtype[Any], ...] | None
-    guard: TypeGuard
-    compiled: Compiled
+    Immutable once made (a new call style makes a new one), so that a concurrent caller
+    sees either the old or the new memo whole."""
+
+    __slots__ = (
+        "backend",
+        "code",
+        "compiled",
+        "dtype_arg",
+        "dtypes",
+        "globals",
+        "kernel",
+        "options",
+        "out_type",
+        "rank",
+        "read",
+        "single",
+        "want",
+    )
+
+    def __init__(  # noqa: PLR0917  (built in one place, from the call's state)
+        self,
+        backend: Backend,
+        target: Any,
+        rank: int,
+        options: CompileOptions,
+        want: tuple[np.dtype[Any], ...] | None,
+        compiled: Compiled,
+        read: Reader,
+        dtype: Any,
+        out: Any,
+    ) -> None:
+        function = type(target) is types.FunctionType
+        self.backend = backend
+        self.code: types.CodeType | None = target.__code__ if function else None
+        self.globals: dict[str, Any] | None = target.__globals__ if function else None
+        self.rank = rank
+        self.options = options
+        self.want = want
+        self.compiled = compiled
+        self.kernel = compiled.kernel
+        self.dtypes = compiled.dtypes
+        self.single = len(compiled.dtypes) == 1
+        self.read = read
+        # What the warm lane accepts of the next call's dtype=/out= arguments without
+        # re-deriving ``want``: the same immutable dtype= object (or none), or one out=
+        # array of the same type (its dtype and shape are checked on each call).
+        self.dtype_arg: Any = dtype if out is None and _immutable_dtype(dtype) else _NEVER
+        ot = type(out)
+        self.out_type: Any = (
+            ot if out is not None and hasattr(ot, "shape") and hasattr(ot, "dtype") else None
+        )
+
+
+_NEVER = object()
+"""A ``dtype=`` argument no call passes: the lane's ``dtype is memo.dtype_arg`` fails."""
+
+
+def _immutable_dtype(dtype: Any) -> bool:
+    """Whether ``np.dtype(dtype)`` is the same every time it is asked (so the identity of
+    ``dtype`` can stand for the dtypes it gives)."""
+    if dtype is None or isinstance(dtype, np.dtype | str):
+        return True
+    return dtype in (float, int, bool, complex) or (
+        isinstance(dtype, type) and issubclass(dtype, np.generic)
+    )
 
 
 @dataclass
@@ -62,6 +124,8 @@ class Entry:
 
     lowered: Lowered
     """The first lowering: gives the capture paths, which depend only on the code."""
+    rank: int
+    """The rank it was checked and lowered for (another rank takes the checking path)."""
     compiled: dict[tuple[Any, ...], Compiled] = field(default_factory=dict)
     fetch: Fetcher | None = None
     """Reads the current captured values (generated from ``lowered.captures``)."""
@@ -70,10 +134,12 @@ class Entry:
     still_valid: Callable[[Any], bool] | None = None
     """Whether the helpers and modules built into the kernels are still what the target's
     names lead to (``None``: nothing was resolved at compile time)."""
+    readers: dict[tuple[Any, ...], Reader | None] = field(default_factory=dict)
+    """Capture type key -> its memo reader (``None``: the key has no type guard)."""
 
 
-def _new_entry(lowered: Lowered) -> Entry:
-    entry = Entry(lowered, fetch=make_fetcher(lowered.captures))
+def _new_entry(lowered: Lowered, rank: int) -> Entry:
+    entry = Entry(lowered, rank, fetch=make_fetcher(lowered.captures))
     if lowered.resolved:
         fetch = make_fetcher([path for path, _ in lowered.resolved])
         objects = tuple(obj for _, obj in lowered.resolved)
@@ -91,10 +157,12 @@ def _new_entry(lowered: Lowered) -> Entry:
 
 _TABLE: dict[tuple[Backend, Any], Entry] = {}
 
-_BY_CODE: dict[tuple[int, int], tuple[types.CodeType, dict[str, Any], Backend, Entry]] = {}
-"""(id(code), id(backend)) -> the entry, with the objects whose ids make the key (held, so
-an id cannot be reused while its entry is here): the function lane of ``_TABLE`` without
-hashing a code object and building key tuples on every call."""
+_FUNCTION = types.FunctionType
+
+_LANES: dict[int, _Memo] = {}
+"""id(code) -> the memo of the last call of an element function with that code (the memo
+holds the code object, so an id cannot be reused while it is here): the warm lane, found
+without hashing a code object or building a key tuple."""
 
 
 def _table_key(target: Any) -> Any:
@@ -108,26 +176,13 @@ def _table_key(target: Any) -> Any:
 
 
 def _entry(backend: Backend, target: Any, rank: int) -> Entry:
-    if type(target) is types.FunctionType:
-        code = target.__code__
-        hit = _BY_CODE.get((id(code), id(backend)))
-        if (
-            hit is not None
-            and hit[0] is code
-            and hit[1] is target.__globals__
-            and (hit[3].still_valid is None or hit[3].still_valid(target))
-        ):
-            return hit[3]
     tkey = (backend, _table_key(target))
     entry = _TABLE.get(tkey)
     if entry is not None and entry.still_valid is not None and not entry.still_valid(target):
         entry = None  # a helper or module was rebound since: its kernels are stale
-    if entry is None:
-        entry = _new_entry(check_and_lower(target, rank))
+    if entry is None or entry.rank != rank:
+        entry = _new_entry(check_and_lower(target, rank), rank)
         _TABLE[tkey] = entry
-    if type(target) is types.FunctionType:
-        code = target.__code__
-        _BY_CODE[(id(code), id(backend))] = (code, target.__globals__, backend, entry)
     return entry
 
 
@@ -166,15 +221,62 @@ def specialise(
     return run_pipeline(fn, options)
 
 
-def run(
+def run(  # noqa: PLR0917  (the public call's arguments, passed through)
     backend: Backend,
     target: Any,
     shape: tuple[int, ...],
     dtype: Any = None,
     out: Any = None,
+    options: CompileOptions | None = None,
 ) -> Any:
-    """Compute ``target`` over ``shape`` on ``backend``; returns an array or tuple of arrays."""
-    options = config.compile_options()
+    """Compute ``target`` over ``shape`` on ``backend``; returns an array or tuple of arrays.
+
+    ``options``: the compile options (default: ``config.compile_options()``)."""
+    if options is None:
+        options = config.compile_options()
+    if type(target) is _FUNCTION:
+        # The warm lane: the same code (a memo holds its code, so no other live object
+        # has its id), globals, backend, options and rank as the memo's call, values of
+        # the same types, the same kind of dtype=/out= (see ``_Memo``).
+        memo = _LANES.get(id(target.__code__))
+        if (
+            memo is not None
+            and memo.backend is backend
+            and memo.options is options
+            and memo.globals is target.__globals__
+            and memo.rank == len(shape)
+        ):
+            values = memo.read(target)
+            if values is not None:
+                if out is None:
+                    if dtype is memo.dtype_arg:
+                        outs = backend.allocate(shape, memo.dtypes)
+                        if 0 not in shape:
+                            memo.kernel.launch(shape, outs, backend.prepare_captures(values))
+                        return outs[0] if memo.single else tuple(outs)
+                elif (
+                    type(out) is memo.out_type
+                    and out.shape == shape
+                    and (out.dtype is memo.dtypes[0] or out.dtype == memo.dtypes[0])
+                    and backend.writable(out)
+                ):
+                    outs = [out]
+                    backend.prepare_outputs(outs)
+                    if 0 not in shape:
+                        memo.kernel.launch(shape, outs, backend.prepare_captures(values))
+                    return out
+    return _run(backend, target, shape, dtype, out, options)
+
+
+def _run(  # noqa: PLR0917
+    backend: Backend,
+    target: Any,
+    shape: tuple[int, ...],
+    dtype: Any,
+    out: Any,
+    options: CompileOptions,
+) -> Any:
+    """``run`` by the full path: entry lookup, argument checks, specialisation lookup."""
     entry = _entry(backend, target, len(shape))
     assert entry.fetch is not None
     values = entry.fetch(target)
@@ -183,21 +285,23 @@ def run(
     else:
         want = _wanted_dtypes(dtype, out, len(entry.lowered.ir.result_types))
     memo = entry.memo
-    if (
-        memo is not None
-        and memo.options is options
-        and (memo.want is want or memo.want == want)
-        and memo.guard.holds(values)
-    ):
-        compiled = memo.compiled
+    fresh = None
+    read: Reader | None
+    if memo is not None and memo.options is options and (memo.want is want or memo.want == want):
+        fresh = memo.read(target)
+    if fresh is not None:
+        assert memo is not None
+        compiled, read, values = memo.compiled, memo.read, fresh
     else:
-        compiled = _specialisation(backend, target, shape, entry, values, want, options)
+        compiled, read = _specialisation(backend, target, shape, entry, values, want, options)
+    if read is not None:
+        memo = _Memo(backend, target, len(shape), options, want, compiled, read, dtype, out)
+        entry.memo = memo
+        if memo.code is not None:
+            _LANES[id(memo.code)] = memo
     outs = _outputs(backend, shape, compiled.dtypes, out)
     targets = outs if out is None else _staged(backend, shape, compiled.dtypes, outs)
-    for n in shape:
-        if n == 0:
-            break
-    else:
+    if 0 not in shape:
         compiled.kernel.launch(shape, targets, backend.prepare_captures(values))
     if out is not None:
         for o, t in zip(outs, targets, strict=True):
@@ -207,7 +311,7 @@ def run(
     return outs[0] if len(outs) == 1 else tuple(outs)
 
 
-def _specialisation(  # noqa: PLR0917  (the warm path's state, passed without a bag)
+def _specialisation(  # noqa: PLR0917  (the full path's state, passed without a bag)
     backend: Backend,
     target: Any,
     shape: tuple[int, ...],
@@ -215,10 +319,12 @@ def _specialisation(  # noqa: PLR0917  (the warm path's state, passed without a 
     values: list[object],
     want: tuple[np.dtype[Any], ...] | None,
     options: CompileOptions,
-) -> Compiled:
-    """The kernel for these capture types, options and result dtypes (compiled on a miss);
-    remembers it as the entry's memo."""
-    ckey = (capture_type_key(values), options, want)
+) -> tuple[Compiled, Reader | None]:
+    """The kernel for these capture types, options and result dtypes (compiled on a miss),
+    and the reader that re-validates the capture types on later calls (``None``: the
+    types cannot be checked by a guard, every call takes this path)."""
+    tkey = capture_type_key(values)
+    ckey = (tkey, options, want)
     compiled = entry.compiled.get(ckey)
     if compiled is None:
         lowered = entry.lowered
@@ -230,9 +336,21 @@ def _specialisation(  # noqa: PLR0917  (the warm path's state, passed without a 
         dtypes = tuple(t.dtype for t in ir.result_types)
         compiled = Compiled(ir, kernel, dtypes)
         entry.compiled[ckey] = compiled
-    guard = type_guard(values)
-    entry.memo = None if guard is None else _Memo(options, want, guard, compiled)
-    return compiled
+    if tkey in entry.readers:
+        read = entry.readers[tkey]
+    else:
+        guard = type_guard(values)
+        read = None
+        if guard is not None:
+            low = entry.lowered
+            read = make_reader(
+                [path.steps for path in low.captures],
+                guard.types,
+                guard.arrays,
+                [(path.steps, obj) for path, obj in low.resolved],
+            )
+        entry.readers[tkey] = read
+    return compiled, read
 
 
 def _wanted_dtypes(dtype: Any, out: Any, nresults: int) -> tuple[np.dtype[Any], ...] | None:
@@ -296,7 +414,7 @@ def _copy_into(out: Any, result: Any) -> None:
 def clear_dispatch_table() -> None:
     """Forget every compiled kernel of this process (tests use it)."""
     _TABLE.clear()
-    _BY_CODE.clear()
+    _LANES.clear()
 
 
 Trace = Callable[[str, Function], None]

@@ -46,6 +46,11 @@ class DevicePool:
 
     def __init__(self, cp: Any) -> None:
         self._cp = cp
+        # Bound once: ``empty`` runs on every warm device-mode call, and each of these is
+        # a chain of attribute lookups through CuPy's modules.
+        self._unowned = cp.cuda.memory.UnownedMemory
+        self._pointer = cp.cuda.memory.MemoryPointer
+        self._ndarray = cp.ndarray
         self._free: dict[int, list[Any]] = defaultdict(list)
         self.cached_bytes = 0
         """Bytes held in free lists (not in use)."""
@@ -76,7 +81,6 @@ class DevicePool:
 
     def empty(self, shape: tuple[int, ...], dtype: np.dtype[Any]) -> Any:
         """A C-contiguous CuPy array of ``shape`` on a pooled block."""
-        cp = self._cp
         nbytes = math.prod(shape) * dtype.itemsize
         size = size_class(nbytes)
         free = self._free.get(size)
@@ -87,9 +91,8 @@ class DevicePool:
         else:
             mem = self._malloc(size)
             self.misses += 1
-        lease = _Lease(self, mem, size)
-        unowned = cp.cuda.memory.UnownedMemory(int(mem.ptr), size, lease)
-        return cp.ndarray(shape, dtype, cp.cuda.memory.MemoryPointer(unowned, 0))
+        unowned = self._unowned(int(mem.ptr), size, _Lease(self, mem, size))
+        return self._ndarray(shape, dtype, self._pointer(unowned, 0))
 
     def free_all(self) -> None:
         """Release every cached block to the driver."""
