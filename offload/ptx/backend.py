@@ -20,6 +20,8 @@ from offload.diagnostics import OffloadError
 from offload.ir.core import Function
 from offload.ir.printer import print_function
 from offload.options import CompileOptions
+from offload.ptx import variants
+from offload.ptx.blocked import BlockedChoice
 from offload.ptx.cache import DEFAULT_MAX_BYTES, CacheEntry, KernelCache, cache_key
 from offload.ptx.compile import compile_ptx, simulator_kernel, tool_versions
 from offload.ptx.guard import Fits, GuardedKernel, make_guard
@@ -82,9 +84,42 @@ class GPUBackend:
         wide = functools.partial(self._variant, fn, options, 64)
         return GuardedKernel(narrow, _host_guard(fits) if self.simulator else fits, wide)
 
-    def _variant(self, fn: Function, options: CompileOptions, bits: int) -> GPUKernel | SimKernel:
+    def _variant(
+        self,
+        fn: Function,
+        options: CompileOptions,
+        bits: int,
+        blockings: tuple[tuple[int, int], ...] | None = None,
+    ) -> Any:
+        """The kernel of ``fn`` with ``bits``-wide index arithmetic. A register-blocked one
+        gives way to the next smaller blocking (at last the unblocked kernel) on index
+        spaces whose tiles would not fill the SMs (``offload.ptx.blocked``)."""
+        blockings = variants.BLOCKINGS if blockings is None else blockings
+        kernel = self._kernel(fn, options, bits, blockings)
+        if self.simulator or not kernel.source.blocking:
+            return kernel
+        smaller = blockings[blockings.index(kernel.source.blocking) + 1 :]
+        return BlockedChoice(
+            kernel,
+            functools.partial(self._variant, fn, options, bits, smaller),
+            min_tiles=device_info().sm_count,
+        )
+
+    def _kernel(
+        self,
+        fn: Function,
+        options: CompileOptions,
+        bits: int,
+        blockings: tuple[tuple[int, int], ...],
+    ) -> GPUKernel | SimKernel:
         """The kernel of ``fn`` with ``bits``-wide index arithmetic (cached by key)."""
-        fn = kernel_ir(fn, options, bits, simulator=self.simulator)
+        fn = kernel_ir(
+            fn,
+            options,
+            bits,
+            simulator=self.simulator,
+            blockings=None if self.simulator else blockings,
+        )
         ks = build_kernel_source(fn, bounds_check=options.bounds_check, index_bits=bits)
         names = [c.name for c in fn.captures]
         if self.simulator:

@@ -13,6 +13,8 @@ one (``offload.opt.reroll``, unless ``disabled_passes`` names ``reroll``).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from offload.ir.core import Function
 from offload.ir.tile_ops import tile_of
 from offload.opt.jam import JamIndex, carried_words
@@ -36,8 +38,16 @@ SIM_BLOCKINGS = ((2, 3),)
 """Under the simulator: unequal factors, so that a mix-up of the axes shows."""
 
 
-def kernel_ir(fn: Function, options: CompileOptions, bits: int, *, simulator: bool) -> Function:
-    """The IR of ``fn``'s ``bits``-wide kernel (``fn`` is the optimised IR)."""
+def kernel_ir(
+    fn: Function,
+    options: CompileOptions,
+    bits: int,
+    *,
+    simulator: bool,
+    blockings: Sequence[tuple[int, int]] | None = None,
+) -> Function:
+    """The IR of ``fn``'s ``bits``-wide kernel (``fn`` is the optimised IR), blocked by the
+    first of ``blockings`` (default ``BLOCKINGS``; none: not blocked) that applies."""
     if bits == 32:
         fn = NarrowIndexArithmetic(trust_load_indices=not options.bounds_check).run(fn)
         if "licm" not in options.disabled_passes:  # narrowing casts in loops: a bound is one
@@ -50,7 +60,9 @@ def kernel_ir(fn: Function, options: CompileOptions, bits: int, *, simulator: bo
         return staged
     if "reroll" not in options.disabled_passes:
         fn = Reroll().run(fn)  # a chunk of the rolled loop: the slots fit at 8 x 8
-    for factors in SIM_BLOCKINGS if simulator else BLOCKINGS:
+    if blockings is None:
+        blockings = SIM_BLOCKINGS if simulator else BLOCKINGS
+    for factors in blockings:
         jammed = JamIndex(factors).run(fn)
         if not jammed.blocking or carried_words(jammed) > MAX_CARRIED:
             continue

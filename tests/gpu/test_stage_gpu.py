@@ -13,6 +13,7 @@ from offload.opt.manager import run_pipeline
 from offload.options import CompileOptions
 from offload.ptx.backend import GPUBackend
 from offload.ptx.variants import BLOCKINGS, TILE
+from offload.runtime.gpu import device_info
 from tests.corpus.staged import CASES, StagedCase, matmul
 
 pytestmark = pytest.mark.gpu
@@ -43,3 +44,23 @@ def test_the_matmul_kernel_is_staged_and_blocked():
     kernel = GPUBackend(mode="device", simulator=False).compile(ir, CompileOptions())
     assert kernel.source.tile == TILE and kernel.source.blocking == BLOCKINGS[0]
     assert kernel.attributes["local_size_bytes"] == 0  # no spilled sums
+
+
+@pytest.mark.parametrize(
+    ("case", "blocking"),
+    [
+        (matmul(100, 100, 300), ()),
+        (matmul(1100, 1100, 40), (4, 4)),
+        (matmul(2100, 2050, 20), (8, 8)),
+    ],
+    ids=repr,
+)
+def test_small_spaces_run_a_smaller_blocking_with_the_same_values(case, blocking):
+    ir = run_pipeline(driver.check_and_lower(case.fn, 2).ir, CompileOptions())
+    kernel = GPUBackend(mode="device", simulator=False).compile(ir, CompileOptions())
+    sms = device_info().sm_count
+    assert 81 < sms <= 289  # the cases' tile counts assume that many SMs
+    assert kernel.narrow.pick(case.shape).source.blocking == blocking
+    np.testing.assert_array_equal(
+        np.asarray(ol.compute_g(case.shape, case.fn)), ol.compute_s(case.shape, case.fn)
+    )
