@@ -118,6 +118,19 @@ def _call(target: _Target, shape_or_delayed: Any, fn: Any, dtype: Any, out: Any)
     return driver.run(backend, fn, shape, dtype, out, options)
 
 
+def _compute(target: _Target, shape: Any, fn: Any, dtype: Any, out: Any) -> Any:
+    """``_call`` with the errors a user sees: ``TypeError``, ``ValueError``, ``MemoryError``
+    and ``IndexError`` as they are, anything else through ``_user_error``."""
+    try:
+        return _call(target, shape, fn, dtype, out)
+    except (TypeError, ValueError, MemoryError, IndexError):
+        raise
+    except Exception as err:
+        if config.debug:
+            raise
+        raise _user_error(err, shape if fn is None else fn) from None
+
+
 def _user_error(err: Exception, target: Any) -> Exception:
     """What a ``compute_*`` raises for ``err`` (not a ``TypeError``, ``ValueError``,
     ``MemoryError`` or ``IndexError``, which are raised as they are): an ``OffloadError``
@@ -147,14 +160,7 @@ def compute_s(shape: Any, fn: Any = None, *, dtype: Any = None, out: Any = None)
     Raises an ``OffloadError`` with the file, line and column of every construct the
     language does not accept (recursion, allocation, writes to captured arrays, ...).
     """
-    try:
-        return _call(_SEQ, shape, fn, dtype, out)
-    except (TypeError, ValueError, MemoryError, IndexError):
-        raise
-    except Exception as err:
-        if config.debug:
-            raise
-        raise _user_error(err, shape if fn is None else fn) from None
+    return _compute(_SEQ, shape, fn, dtype, out)
 
 
 def compute_p(shape: Any, fn: Any = None, *, dtype: Any = None, out: Any = None) -> Any:
@@ -179,14 +185,7 @@ def compute_p(shape: Any, fn: Any = None, *, dtype: Any = None, out: Any = None)
     ``ValueError`` for bad shapes, dtypes and ``out=`` arrays. Compiled kernels are cached:
     a warm call re-reads the captured values and launches, without parsing again.
     """
-    try:
-        return _call(_PAR, shape, fn, dtype, out)
-    except (TypeError, ValueError, MemoryError, IndexError):
-        raise
-    except Exception as err:
-        if config.debug:
-            raise
-        raise _user_error(err, shape if fn is None else fn) from None
+    return _compute(_PAR, shape, fn, dtype, out)
 
 
 def compute_g(shape: Any, fn: Any = None, *, dtype: Any = None, out: Any = None) -> Any:
@@ -198,11 +197,4 @@ def compute_g(shape: Any, fn: Any = None, *, dtype: Any = None, out: Any = None)
     DLPack). Raises ``GPUUnavailable`` where there is no GPU (use ``compute_p``, or set
     ``NUMBA_ENABLE_CUDASIM=1`` for numba's simulator).
     """
-    try:
-        return _call(_GPU, shape, fn, dtype, out)
-    except (TypeError, ValueError, MemoryError, IndexError):
-        raise
-    except Exception as err:
-        if config.debug:
-            raise
-        raise _user_error(err, shape if fn is None else fn) from None
+    return _compute(_GPU, shape, fn, dtype, out)

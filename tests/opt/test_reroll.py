@@ -26,6 +26,16 @@ def _optimised(fn, rank=2, **kw):
     return run_pipeline(driver.check_and_lower(fn, rank).ir, CompileOptions(verify=True, **kw))
 
 
+_A = np.ones((3, 50), np.float32)
+
+
+def _dot(i, j):
+    acc = np.float32(0.0)
+    for k in range(_A.shape[1]):
+        acc += _A[i, k] * _A[j, k]
+    return acc
+
+
 def _marked(fn):
     return [op for op in fn.ops() if op.attrs.get("unrolled")]
 
@@ -49,15 +59,7 @@ def test_the_unrolled_copy_goes_and_the_values_stay(case: StagedCase):
 
 
 def test_golden_rerolled_dot_enters_the_original_loop():
-    a = np.ones((3, 50), np.float32)
-
-    def dot(i, j):
-        acc = np.float32(0.0)
-        for k in range(a.shape[1]):
-            acc += a[i, k] * a[j, k]
-        return acc
-
-    ir = _optimised(dot)
+    ir = _optimised(_dot)
     assert len(_marked(ir)) == 1, "unroll marks the loop test of the copy it makes"
     out = _rerolled(ir)
     filecheck(
@@ -68,8 +70,8 @@ def test_golden_rerolled_dot_enters_the_original_loop():
         CHECK: br ^loop.{{[0-9]+}}(
         CHECK-NOT: ^unroll
         CHECK: ^loop
-        CHECK: load %a
-        CHECK: load %a
+        CHECK: load %_A
+        CHECK: load %_A
         CHECK-NOT: load
         CHECK: return
         """,
@@ -77,28 +79,12 @@ def test_golden_rerolled_dot_enters_the_original_loop():
 
 
 def test_without_unroll_there_is_nothing_to_do():
-    a = np.ones((3, 50), np.float32)
-
-    def dot(i, j):
-        acc = np.float32(0.0)
-        for k in range(a.shape[1]):
-            acc += a[i, k] * a[j, k]
-        return acc
-
-    ir = _optimised(dot, disabled_passes=frozenset({"unroll"}))
+    ir = _optimised(_dot, disabled_passes=frozenset({"unroll"}))
     assert print_function(_rerolled(ir)) == print_function(ir)
 
 
 def test_a_loop_test_that_lost_its_shape_is_left_alone():
-    a = np.ones((3, 50), np.float32)
-
-    def dot(i, j):
-        acc = np.float32(0.0)
-        for k in range(a.shape[1]):
-            acc += a[i, k] * a[j, k]
-        return acc
-
-    ir = _optimised(dot)
+    ir = _optimised(_dot)
     (test,) = _marked(ir)
     header = next(b for b in ir.blocks if test in b.ops)
     zero = next(
