@@ -41,6 +41,7 @@ Key = tuple[int, ...]
 class _Jam:
     def __init__(self, fn: Function, factors: tuple[int, ...], deps: dict[Value, Deps]) -> None:
         self.fn = fn
+        self.factors = factors
         self.deps = deps
         self.copies: list[Key] = list(itertools.product(*(range(f) for f in factors)))
         self.vmap: dict[tuple[Value, Key], Value] = {}
@@ -63,8 +64,8 @@ class _Jam:
         self.vmap[(v, key)] = new
         return new
 
-    def run(self, factors: tuple[int, ...]) -> Function:
-        fn = self.fn
+    def run(self) -> Function:
+        fn, factors = self.fn, self.factors
         params: list[Value] = []
         for axis, f in enumerate(factors):
             p = fn.index_params[axis]
@@ -111,7 +112,7 @@ class _Jam:
         if isinstance(t, Jump):
             return Jump(*self.edge(t.target, t.args), t.span)
         if isinstance(t, Branch):
-            cond = self.get(t.cond, (0,) * len(self.copies[0]))
+            cond = self.get(t.cond, (0,) * len(self.factors))
             then_b, then_a = self.edge(t.then_target, t.then_args)
             else_b, else_a = self.edge(t.else_target, t.else_args)
             return Branch(cond, then_b, then_a, else_b, else_a, t.span)
@@ -138,7 +139,7 @@ class JamIndex:
             t = block.terminator
             if isinstance(t, Branch) and deps.get(t.cond, NONE) & blocked:
                 return fn  # the copies could take different paths
-        return _Jam(fn, self.factors, deps).run(self.factors)
+        return _Jam(fn, self.factors, deps).run()
 
 
 def carried_words(fn: Function) -> int:

@@ -94,9 +94,11 @@ class GPUBackend:
         """The kernel of ``fn`` with ``bits``-wide index arithmetic. A register-blocked one
         gives way to the next smaller blocking (at last the unblocked kernel) on index
         spaces whose tiles would not fill the SMs (``offload.ptx.blocked``)."""
+        if self.simulator:
+            return self._kernel(fn, options, bits, None)
         blockings = variants.BLOCKINGS if blockings is None else blockings
         kernel = self._kernel(fn, options, bits, blockings)
-        if self.simulator or not kernel.source.blocking:
+        if not kernel.source.blocking:
             return kernel
         smaller = blockings[blockings.index(kernel.source.blocking) + 1 :]
         return BlockedChoice(
@@ -110,16 +112,11 @@ class GPUBackend:
         fn: Function,
         options: CompileOptions,
         bits: int,
-        blockings: tuple[tuple[int, int], ...],
+        blockings: tuple[tuple[int, int], ...] | None,
     ) -> GPUKernel | SimKernel:
-        """The kernel of ``fn`` with ``bits``-wide index arithmetic (cached by key)."""
-        fn = kernel_ir(
-            fn,
-            options,
-            bits,
-            simulator=self.simulator,
-            blockings=None if self.simulator else blockings,
-        )
+        """The kernel of ``fn`` with ``bits``-wide index arithmetic (cached by key);
+        ``blockings`` as ``kernel_ir`` takes them."""
+        fn = kernel_ir(fn, options, bits, simulator=self.simulator, blockings=blockings)
         ks = build_kernel_source(fn, bounds_check=options.bounds_check, index_bits=bits)
         names = [c.name for c in fn.captures]
         if self.simulator:

@@ -14,11 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-
-def blocked_tiles(shape: tuple[int, ...], tile: int, blocking: tuple[int, ...]) -> int:
-    """How many thread blocks' tiles a rank-2 blocked kernel has for ``shape``."""
-    f0, f1 = blocking
-    return -(-shape[0] // (tile * f0)) * -(-shape[1] // (tile * f1))
+from offload.ptx.config import tile_count
 
 
 class BlockedChoice:
@@ -44,7 +40,7 @@ class BlockedChoice:
         """The kernel a launch over ``shape`` runs (through the smaller choices too)."""
         k: Any = self
         while isinstance(k, BlockedChoice):
-            fills = blocked_tiles(shape, k._tile, k._blocking) >= k.min_tiles
+            fills = tile_count(shape, k._tile, k._blocking) >= k.min_tiles
             k = k.blocked if fills else k.unblocked
         return k
 

@@ -90,6 +90,13 @@ def launch_config(
 MAX_GRID_X = 2**31 - 1
 
 
+def tile_count(shape: tuple[int, ...], tile: int, blocking: tuple[int, ...] = ()) -> int:
+    """How many ``tile`` x ``tile`` thread tiles cover a rank-2 ``shape``; a tile of a
+    blocked kernel (``offload.opt.jam``) covers ``tile * blocking[a]`` elements along ``a``."""
+    f0, f1 = blocking or (1, 1)
+    return -(-shape[0] // (tile * f0)) * -(-shape[1] // (tile * f1))
+
+
 def tiled_launch_config(
     shape: tuple[int, ...],
     tile: int,
@@ -108,8 +115,7 @@ def tiled_launch_config(
     axis ``a``."""
     block = tile * tile
     per_sm = resident_blocks(block, num_regs, regs_per_sm, max_threads_per_sm, shared_bytes)
-    f0, f1 = blocking or (1, 1)
-    tiles = -(-shape[0] // (tile * f0)) * -(-shape[1] // (tile * f1))
+    tiles = tile_count(shape, tile, blocking)
     target = max(1, per_sm * sm_count * WAVES)
     grid = max(1, min(tiles, target, MAX_GRID_X))
     occupancy = per_sm * block / max_threads_per_sm

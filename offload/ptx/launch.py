@@ -17,7 +17,7 @@ import numpy as np
 
 from offload.diagnostics import KernelFault
 from offload.ptx.args import ArgBuffer
-from offload.ptx.config import LaunchConfig, launch_config, tiled_launch_config
+from offload.ptx.config import LaunchConfig, launch_config, tile_count, tiled_launch_config
 from offload.ptx.hooks import ERR_SLOTS
 from offload.ptx.kernel_source import KernelSource, ParamKind
 from offload.runtime.gpu import DeviceInfo
@@ -211,8 +211,7 @@ class SimKernel:
         # and a grid smaller than the index space exercises the grid-stride loops.
         t = self.source.tile
         if t is not None:  # two blocks at most: the tile loop takes several trips
-            f0, f1 = self.source.blocking or (1, 1)
-            tiles = -(-shape[0] // (t * f0)) * -(-shape[1] // (t * f1))
+            tiles = tile_count(shape, t, self.source.blocking)
             cfg = LaunchConfig((min(2, tiles), 1, 1), (t, t, 1), 1, 1)
         else:
             cfg = launch_config(

@@ -7,7 +7,8 @@ from dataclasses import dataclass, field
 
 import pytest
 
-from offload.ptx.blocked import BlockedChoice, blocked_tiles
+from offload.ptx.blocked import BlockedChoice
+from offload.ptx.config import tile_count
 
 pytestmark = pytest.mark.unit
 
@@ -31,9 +32,9 @@ class _Kernel:
 
 
 def test_tiles_count_the_blocked_elements_per_tile():
-    assert blocked_tiles((2048, 2048), 16, (8, 8)) == 16 * 16
-    assert blocked_tiles((129, 1), 16, (8, 8)) == 2
-    assert blocked_tiles((100, 300), 16, (4, 2)) == 2 * 10
+    assert tile_count((2048, 2048), 16, (8, 8)) == 16 * 16
+    assert tile_count((129, 1), 16, (8, 8)) == 2
+    assert tile_count((100, 300), 16, (4, 2)) == 2 * 10
 
 
 def test_large_spaces_take_the_blocked_kernel_and_never_build_the_other():
