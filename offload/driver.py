@@ -5,14 +5,15 @@ backend compile. Warm path (every later call with the same code and capture type
 the captured values, check their types, allocate, launch -- no parsing, no hashing of
 source or IR.
 
-The warm path's fastest lane is an entry's ``_Memo``, found by the identity of the element
-function's code object alone (``_LANES``): it keeps the previous call's specialisation and
-a generated ``read`` that re-reads every captured value and checks, in one straight-line
-function, that the values still have the types the kernel was compiled for (type, plus
-dtype and rank for arrays) and that every helper and module built into the kernel is still
-what its name leads to. Values are always re-read, so a changed scalar or array is never
-stale; a changed *type*, a rebound helper, other options, ``dtype=``/``out=`` arguments or
-rank all miss the lane and take the full path, which checks, lowers and compiles as needed.
+The warm path's fastest lane is an entry's ``Memo`` (``offload.warm_lane``), found by the
+identity of the element function's code object alone: it keeps the previous call's
+specialisation and a generated ``read`` that re-reads every captured value and checks, in
+one straight-line function, that the values still have the types the kernel was compiled
+for (type, plus dtype and rank for arrays) and that every helper and module built into the
+kernel is still what its name leads to. Values are always re-read, so a changed scalar or
+array is never stale; a changed *type*, a rebound helper, other options,
+``dtype=``/``out=`` arguments or rank all miss the lane and take the full path, which
+checks, lowers and compiles as needed.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from typing import Any
 import numpy as np
 
 from offload.analysis.check import check_function
-from offload.backend import Backend, Kernel
+from offload.backend import Backend
 from offload.config import config
 from offload.diagnostics import DiagnosticSink, TypeMismatch
 from offload.frontend.captures import Fetcher, make_fetcher, type_guard
@@ -37,85 +38,9 @@ from offload.ir.types import ScalarType, scalar_of_dtype
 from offload.opt.manager import run_pipeline
 from offload.options import CompileOptions
 from offload.runtime.reader import Reader, make_reader
-
-
-@dataclass
-class Compiled:
-    """One specialisation: optimised IR and its kernel for one backend."""
-
-    ir: Function
-    kernel: Kernel
-    dtypes: tuple[np.dtype[Any], ...]
-
-
-class _Memo:
-    """An entry's last specialisation and what selects it on a warm call without a lookup.
-
-    Immutable once made (a new call style makes a new one), so that a concurrent caller
-    sees either the old or the new memo whole."""
-
-    __slots__ = (
-        "backend",
-        "code",
-        "compiled",
-        "dtype_arg",
-        "dtypes",
-        "globals",
-        "kernel",
-        "options",
-        "out_type",
-        "rank",
-        "read",
-        "single",
-        "want",
-    )
-
-    def __init__(  # noqa: PLR0917  (built in one place, from the call's state)
-        self,
-        backend: Backend,
-        target: Any,
-        rank: int,
-        options: CompileOptions,
-        want: tuple[np.dtype[Any], ...] | None,
-        compiled: Compiled,
-        read: Reader,
-        dtype: Any,
-        out: Any,
-    ) -> None:
-        function = type(target) is types.FunctionType
-        self.backend = backend
-        self.code: types.CodeType | None = target.__code__ if function else None
-        self.globals: dict[str, Any] | None = target.__globals__ if function else None
-        self.rank = rank
-        self.options = options
-        self.want = want
-        self.compiled = compiled
-        self.kernel = compiled.kernel
-        self.dtypes = compiled.dtypes
-        self.single = len(compiled.dtypes) == 1
-        self.read = read
-        # What the warm lane accepts of the next call's dtype=/out= arguments without
-        # re-deriving ``want``: the same immutable dtype= object (or none), or one out=
-        # array of the same type (its dtype and shape are checked on each call).
-        self.dtype_arg: Any = dtype if out is None and _immutable_dtype(dtype) else _NEVER
-        ot = type(out)
-        self.out_type: Any = (
-            ot if out is not None and hasattr(ot, "shape") and hasattr(ot, "dtype") else None
-        )
-
-
-_NEVER = object()
-"""A ``dtype=`` argument no call passes: the lane's ``dtype is memo.dtype_arg`` fails."""
-
-
-def _immutable_dtype(dtype: Any) -> bool:
-    """Whether ``np.dtype(dtype)`` is the same every time it is asked (so the identity of
-    ``dtype`` can stand for the dtypes it gives)."""
-    if dtype is None or isinstance(dtype, np.dtype | str):
-        return True
-    return dtype in (float, int, bool, complex) or (
-        isinstance(dtype, type) and issubclass(dtype, np.generic)
-    )
+from offload.warm_lane import LANES as _LANES
+from offload.warm_lane import Compiled, Memo
+from offload.warm_lane import Memo as _Memo  # noqa: F401  (the old name; tests use it)
 
 
 @dataclass
@@ -129,7 +54,7 @@ class Entry:
     compiled: dict[tuple[Any, ...], Compiled] = field(default_factory=dict)
     fetch: Fetcher | None = None
     """Reads the current captured values (generated from ``lowered.captures``)."""
-    memo: _Memo | None = None
+    memo: Memo | None = None
     """The last specialisation used (replaced whole, so concurrent callers see either)."""
     still_valid: Callable[[Any], bool] | None = None
     """Whether the helpers and modules built into the kernels are still what the target's
@@ -158,11 +83,6 @@ def _new_entry(lowered: Lowered, rank: int) -> Entry:
 _TABLE: dict[tuple[Backend, Any], Entry] = {}
 
 _FUNCTION = types.FunctionType
-
-_LANES: dict[int, _Memo] = {}
-"""id(code) -> the memo of the last call of an element function with that code (the memo
-holds the code object, so an id cannot be reused while it is here): the warm lane, found
-without hashing a code object or building a key tuple."""
 
 
 def _table_key(target: Any) -> Any:
@@ -237,7 +157,7 @@ def run(  # noqa: PLR0917  (the public call's arguments, passed through)
     if type(target) is _FUNCTION:
         # The warm lane: the same code (a memo holds its code, so no other live object
         # has its id), globals, backend, options and rank as the memo's call, values of
-        # the same types, the same kind of dtype=/out= (see ``_Memo``).
+        # the same types, the same kind of dtype=/out= (see ``Memo``).
         memo = _LANES.get(id(target.__code__))
         if (
             memo is not None
@@ -295,7 +215,7 @@ def _run(  # noqa: PLR0917
     else:
         compiled, read = _specialisation(backend, target, shape, entry, values, want, options)
     if read is not None:
-        memo = _Memo(backend, target, len(shape), options, want, compiled, read, dtype, out)
+        memo = Memo(backend, target, len(shape), options, want, compiled, read, dtype, out)
         entry.memo = memo
         if memo.code is not None:
             _LANES[id(memo.code)] = memo

@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from offload.frontend.values import Step
+from offload.ir.capture_steps import steps_expr
 from offload.ir.types import BOOL, F64, I64, ArrayType, ScalarType, scalar_of_dtype
 
 
@@ -92,26 +93,8 @@ def make_fetcher(captures: Sequence[CapturePath]) -> Fetcher:
     ``fetch_captures`` but generated as one straight-line expression per capture: the warm
     path reads captures on every call, and walking the steps in a loop costs more than the
     reads themselves."""
-    namespace: dict[str, object] = {"_getattr": getattr}
-    items: list[str] = []
-    for k, path in enumerate(captures):
-        expr = "root"
-        for j, (kind, arg) in enumerate(path.steps):
-            if kind == "closure":
-                expr = f"{expr}.__closure__[{int(arg)}].cell_contents"  # type: ignore[call-overload]
-            elif kind == "global":
-                name = f"_g{k}_{j}"
-                namespace[name] = arg
-                expr = f"{expr}.__globals__[{name}]"
-            elif kind == "attr":
-                name = f"_a{k}_{j}"
-                namespace[name] = str(arg)
-                expr = f"_getattr({expr}, {name})"
-            else:
-                name = f"_c{k}_{j}"
-                namespace[name] = arg
-                expr = name
-        items.append(expr)
+    namespace: dict[str, object] = {}
+    items = [steps_expr(path.steps, str(k), namespace) for k, path in enumerate(captures)]
     code = f"def fetch(root):\n    return [{', '.join(items)}]\n"
     exec(compile(code, "<offload capture fetcher>", "exec"), namespace)
     fetch: Fetcher = namespace["fetch"]  # type: ignore[assignment]

@@ -11,46 +11,9 @@ import math
 
 from offload.ir.cfg import dominators, predecessors
 from offload.ir.core import Block, Branch, Function, Jump, Op, Return, Value
-from offload.ir.ops import (
-    BINARY_ARITH,
-    COMPARE,
-    MATH_FUNCTIONS,
-    MATH_PREDICATES,
-    TILE_OPS,
-    UNARY,
-    Opcode,
-)
 from offload.ir.printer import Namer, print_function, print_op
-from offload.ir.tile_ops import tile_op_errors
-from offload.ir.types import BOOL, I32, INDEX, ArrayType, ScalarType, Type
-
-# Which result kinds (NumPy dtype kinds: b bool, i/u int, f float) each op accepts.
-_INT = "iu"
-_BINARY_KINDS: dict[Opcode, str] = {
-    Opcode.ADD: "iuf",
-    Opcode.SUB: "iuf",
-    Opcode.MUL: "iuf",
-    Opcode.TRUEDIV: "f",
-    Opcode.FLOORDIV: "iuf",
-    Opcode.FLOORMOD: "iuf",
-    Opcode.DIV: _INT,
-    Opcode.REM: _INT,
-    Opcode.POW: "iuf",
-    Opcode.MIN: "biuf",
-    Opcode.MAX: "biuf",
-    Opcode.AND: "biu",
-    Opcode.OR: "biu",
-    Opcode.XOR: "biu",
-    Opcode.SHL: _INT,
-    Opcode.SHR: _INT,
-}
-_UNARY_KINDS: dict[Opcode, str] = {
-    Opcode.NEG: "iuf",
-    Opcode.INVERT: _INT,
-    Opcode.NOT: "b",
-    Opcode.ABS: "iuf",
-}
-_KIND_NAMES = {"b": "bool", "i": "signed int", "u": "unsigned int", "f": "float"}
+from offload.ir.types import BOOL, INDEX, ScalarType
+from offload.ir.verify_ops import op_type_errors
 
 
 class IRVerificationError(Exception):
@@ -64,10 +27,6 @@ class IRVerificationError(Exception):
         if text:
             msg += "\n" + text
         super().__init__(msg)
-
-
-def _kinds(kinds: str) -> str:
-    return " or ".join(_KIND_NAMES[k] for k in kinds)
 
 
 class _Verifier:
@@ -260,133 +219,9 @@ class _Verifier:
 
     def check_op(self, block: Block, op: Op) -> None:
         where = f"{self.block_name(block)}: {self.op_text(op)}"
-        errors = _op_type_errors(op)
+        errors = op_type_errors(op)
         for e in errors:
             self.problem(where, e)
-
-
-def _op_type_errors(op: Op) -> list[str]:
-    """What is wrong with ``op``'s operand/result types and attributes (empty if fine)."""
-    opcode, operands, rt = op.opcode, op.operands, op.result.type
-    types = [v.type for v in operands]
-    errs: list[str] = []
-
-    def arity(n: int) -> bool:
-        if len(operands) != n:
-            errs.append(f"{opcode} takes {n} operand(s), found {len(operands)}")
-            return False
-        return True
-
-    if opcode in TILE_OPS:
-        return tile_op_errors(op)
-    if opcode is Opcode.LOAD:
-        if not operands or not isinstance(types[0], ArrayType):
-            return [*errs, "load needs an array as its first operand"]
-        arr = types[0]
-        if len(operands) - 1 != arr.ndim:
-            errs.append(f"load of a rank-{arr.ndim} array has {len(operands) - 1} index(es)")
-        # i32 indices come only from offload.opt.narrow (the GPU's 32-bit kernel).
-        errs += [
-            f"load index {k} has type {t}, expected i64"  # (or the narrow pass's i32)
-            for k, t in enumerate(types[1:])
-            if t not in (INDEX, I32)
-        ]
-        if rt != arr.elem:
-            errs.append(f"load result has type {rt}, expected the element type {arr.elem}")
-        return errs
-    if opcode is Opcode.SHAPE:
-        if not arity(1):
-            return errs
-        if not isinstance(types[0], ArrayType):
-            return [f"shape needs an array operand, found {types[0]}"]
-        axis = op.attrs.get("axis")
-        if not isinstance(axis, int) or isinstance(axis, bool) or not 0 <= axis < types[0].ndim:
-            errs.append(f"shape axis {axis!r} is not in [0, {types[0].ndim})")
-        if rt != INDEX:
-            errs.append(f"shape result has type {rt}, expected i64")
-        return errs
-    if not isinstance(rt, ScalarType):
-        return [f"result has non-scalar type {rt}"]
-    for k, t in enumerate(types):
-        if not isinstance(t, ScalarType):
-            errs.append(f"operand {k} has array type {t}; only load and shape take arrays")
-    if errs:
-        return errs
-    kind = rt.dtype.kind
-    if opcode is Opcode.CONST:
-        arity(0)
-        errs += _const_errors(op.attrs.get("value"), rt, "value" in op.attrs)
-    elif opcode in BINARY_ARITH:
-        if arity(2):
-            errs += _same_type(types, rt, "operand")
-        if kind not in _BINARY_KINDS[opcode]:
-            errs.append(f"{opcode} is defined on {_kinds(_BINARY_KINDS[opcode])}, not {rt}")
-    elif opcode in UNARY:
-        if arity(1):
-            errs += _same_type(types, rt, "operand")
-        if kind not in _UNARY_KINDS[opcode]:
-            errs.append(f"{opcode} is defined on {_kinds(_UNARY_KINDS[opcode])}, not {rt}")
-    elif opcode in COMPARE:
-        if arity(2) and types[0] != types[1]:
-            errs.append(f"compared operands have different types {types[0]} and {types[1]}")
-        if rt != BOOL:
-            errs.append(f"comparison result has type {rt}, expected bool")
-    elif opcode is Opcode.SELECT:
-        if arity(3):
-            if types[0] != BOOL:
-                errs.append(f"select condition has type {types[0]}, expected bool")
-            errs += _same_type(types[1:], rt, "select arm")
-    elif opcode is Opcode.CAST:
-        arity(1)
-    elif opcode is Opcode.MATH:
-        errs += _math_errors(op, types, rt)
-    return errs
-
-
-def _same_type(types: list[Type], rt: ScalarType, what: str) -> list[str]:
-    return [f"{what} {k} has type {t}, expected {rt}" for k, t in enumerate(types) if t != rt]
-
-
-def _const_errors(value: object, rt: ScalarType, present: bool) -> list[str]:
-    if not present:
-        return ["const has no 'value' attribute"]
-    if rt.is_bool:
-        ok = isinstance(value, bool)
-    elif rt.is_int:
-        ok = isinstance(value, int) and not isinstance(value, bool)
-        if ok:
-            assert isinstance(value, int)
-            lo = -(1 << (rt.bits - 1)) if rt.is_signed else 0
-            hi = (1 << (rt.bits - 1 if rt.is_signed else rt.bits)) - 1
-            if not lo <= value <= hi:
-                return [f"const {value} is out of the range of {rt} [{lo}, {hi}]"]
-    else:
-        ok = isinstance(value, float)
-    if not ok:
-        return [f"const value {value!r} ({type(value).__name__}) does not match type {rt}"]
-    return []
-
-
-def _math_errors(op: Op, types: list[Type], rt: ScalarType) -> list[str]:
-    name = op.attrs.get("fn")
-    if not isinstance(name, str) or name not in MATH_FUNCTIONS:
-        return [f"unknown math function {name!r}"]
-    want = MATH_FUNCTIONS[name]
-    if len(types) != want:
-        return [f"math {name} takes {want} operand(s), found {len(types)}"]
-    errs: list[str] = []
-    first = types[0]
-    if not isinstance(first, ScalarType) or not first.is_float:
-        errs.append(f"math {name} needs float operands, found {first}")
-    errs += [
-        f"math {name} operand {k} has type {t}, expected {first}"
-        for k, t in enumerate(types)
-        if t != first
-    ]
-    expected = BOOL if name in MATH_PREDICATES else first
-    if rt != expected:
-        errs.append(f"math {name} result has type {rt}, expected {expected}")
-    return errs
 
 
 def verify(fn: Function) -> None:
@@ -395,7 +230,7 @@ def verify(fn: Function) -> None:
     Structure (terminators, branch targets and arguments, entry without predecessors,
     each value defined once, uses dominated by definitions), the signature (index
     parameters are i64, capture parameters match ``fn.captures``, results are scalars)
-    and op typing (see docs/ARCHITECTURE.md).
+    and op typing (``offload.ir.verify_ops``; see docs/ARCHITECTURE.md).
     """
     v = _Verifier(fn)
     v.run()

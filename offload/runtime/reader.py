@@ -13,10 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-Steps = Sequence[tuple[str, object]]
-"""A capture path's steps (``offload.frontend.captures.CapturePath.steps``): ``("closure",
-k)`` reads cell ``k``, ``("global", name)`` a global, ``("attr", name)`` an attribute,
-``("const", obj)`` replaces the current object by ``obj``."""
+from offload.ir.capture_steps import Steps, steps_expr
 
 Reader = Callable[[object], "list[object] | None"]
 """Returns a root's current captured values, or ``None`` (see ``make_reader``)."""
@@ -36,35 +33,9 @@ def make_reader(
     each resolved path still leads to its object (``is``). Any exception while reading (a
     deleted global, an emptied cell) also gives ``None``: the caller's full path reads
     again and reports it."""
-    ns: dict[str, object] = {"_getattr": getattr}
+    ns: dict[str, object] = {}
     hoisted: dict[str, str] = {}
-
-    def expr(steps: Steps, tag: str) -> str:
-        e = "root"
-        for j, (kind, arg) in enumerate(steps):
-            name = f"_{kind[0]}{tag}_{j}"
-            if kind == "closure":
-                if j == 0:  # one closure tuple for every capture read from the root
-                    hoisted["_c"] = "root.__closure__"
-                    e = f"_c[{int(arg)}].cell_contents"  # type: ignore[call-overload]
-                else:
-                    e = f"{e}.__closure__[{int(arg)}].cell_contents"  # type: ignore[call-overload]
-            elif kind == "global":
-                ns[name] = arg
-                if j == 0:
-                    hoisted["_g"] = "root.__globals__"
-                    e = f"_g[{name}]"
-                else:
-                    e = f"{e}.__globals__[{name}]"
-            elif kind == "attr":
-                ns[name] = str(arg)
-                e = f"_getattr({e}, {name})"
-            else:
-                ns[name] = arg
-                e = name
-        return e
-
-    reads = [f"v{k} = {expr(steps, str(k))}" for k, steps in enumerate(paths)]
+    reads = [f"v{k} = {steps_expr(steps, str(k), ns, hoisted)}" for k, steps in enumerate(paths)]
     tests: list[str] = []
     for k, t in enumerate(types):
         ns[f"T{k}"] = t
@@ -76,7 +47,7 @@ def make_reader(
         tests += [f"v{k}.ndim == {int(ndim)}", f"(v{k}.dtype is D{k} or v{k}.dtype == D{k})"]
     for j, (steps, obj) in enumerate(resolved):
         ns[f"R{j}"] = obj
-        tests.append(f"{expr(steps, f'r{j}')} is R{j}")
+        tests.append(f"{steps_expr(steps, f'r{j}', ns, hoisted)} is R{j}")
     lines = [f"{name} = {value}" for name, value in hoisted.items()] + reads
     values = ", ".join(f"v{k}" for k in range(len(paths)))
     code = "def read(root):\n    try:\n"

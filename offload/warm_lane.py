@@ -1,0 +1,106 @@
+"""The driver's warm lane: an element function's last specialisation, found by the identity
+of its code object alone.
+
+``LANES`` maps ``id(code)`` to a ``Memo``: the kernel, result dtypes and generated capture
+reader of the last call, plus what the next call must match to reuse them without a
+lookup (backend, options, globals, rank and the kind of ``dtype=``/``out=`` argument).
+``offload.driver.run`` checks a memo; ``offload.driver._run`` makes one.
+"""
+
+from __future__ import annotations
+
+import types
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from offload.backend import Backend, Kernel
+from offload.ir.core import Function
+from offload.options import CompileOptions
+from offload.runtime.reader import Reader
+
+
+@dataclass
+class Compiled:
+    """One specialisation: optimised IR and its kernel for one backend."""
+
+    ir: Function
+    kernel: Kernel
+    dtypes: tuple[np.dtype[Any], ...]
+
+
+class Memo:
+    """An entry's last specialisation and what selects it on a warm call without a lookup.
+
+    Immutable once made (a new call style makes a new one), so that a concurrent caller
+    sees either the old or the new memo whole."""
+
+    __slots__ = (
+        "backend",
+        "code",
+        "compiled",
+        "dtype_arg",
+        "dtypes",
+        "globals",
+        "kernel",
+        "options",
+        "out_type",
+        "rank",
+        "read",
+        "single",
+        "want",
+    )
+
+    def __init__(  # noqa: PLR0917  (built in one place, from the call's state)
+        self,
+        backend: Backend,
+        target: Any,
+        rank: int,
+        options: CompileOptions,
+        want: tuple[np.dtype[Any], ...] | None,
+        compiled: Compiled,
+        read: Reader,
+        dtype: Any,
+        out: Any,
+    ) -> None:
+        function = type(target) is types.FunctionType
+        self.backend = backend
+        self.code: types.CodeType | None = target.__code__ if function else None
+        self.globals: dict[str, Any] | None = target.__globals__ if function else None
+        self.rank = rank
+        self.options = options
+        self.want = want
+        self.compiled = compiled
+        self.kernel = compiled.kernel
+        self.dtypes = compiled.dtypes
+        self.single = len(compiled.dtypes) == 1
+        self.read = read
+        # What the warm lane accepts of the next call's dtype=/out= arguments without
+        # re-deriving ``want``: the same immutable dtype= object (or none), or one out=
+        # array of the same type (its dtype and shape are checked on each call).
+        self.dtype_arg: Any = dtype if out is None and immutable_dtype(dtype) else NEVER
+        ot = type(out)
+        self.out_type: Any = (
+            ot if out is not None and hasattr(ot, "shape") and hasattr(ot, "dtype") else None
+        )
+
+
+NEVER = object()
+"""A ``dtype=`` argument no call passes: the lane's ``dtype is memo.dtype_arg`` fails."""
+
+
+def immutable_dtype(dtype: Any) -> bool:
+    """Whether ``np.dtype(dtype)`` is the same every time it is asked (so the identity of
+    ``dtype`` can stand for the dtypes it gives)."""
+    if dtype is None or isinstance(dtype, np.dtype | str):
+        return True
+    return dtype in (float, int, bool, complex) or (
+        isinstance(dtype, type) and issubclass(dtype, np.generic)
+    )
+
+
+LANES: dict[int, Memo] = {}
+"""id(code) -> the memo of the last call of an element function with that code (the memo
+holds the code object, so an id cannot be reused while it is here): the warm lane, found
+without hashing a code object or building a key tuple."""
