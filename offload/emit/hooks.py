@@ -76,8 +76,14 @@ class EmitHooks(Protocol):
         """Store ``value`` at the thread's own place of ``slot``'s tile."""
         ...
 
+    def stage_window(self, slot: int, offset: int, capture: int, base: ast.expr) -> list[ast.stmt]:
+        """Stage position ``lane + offset`` of a rank-1 line's window of ``capture`` (the
+        element ``origin + base + lane + offset``), where an element of the line reads it."""
+        ...
+
     def tile_read(self, slot: int, along: int, it: ast.expr) -> ast.expr:
-        """Row ``it`` of the thread's column (``along == 1``) or column ``it`` of its row."""
+        """Row ``it`` of the thread's column (``along == 1``) or column ``it`` of its row;
+        in a rank-1 kernel, position ``it`` (``along == -1``) or the window's ``lane + it``."""
         ...
 
     def bounds_fail(
@@ -111,6 +117,9 @@ class BaseHooks:
         raise _no_tiles()
 
     def stage(self, slot: int, value: ast.expr) -> list[ast.stmt]:
+        raise _no_tiles()
+
+    def stage_window(self, slot: int, offset: int, capture: int, base: ast.expr) -> list[ast.stmt]:
         raise _no_tiles()
 
     def tile_read(self, slot: int, along: int, it: ast.expr) -> ast.expr:

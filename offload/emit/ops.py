@@ -19,6 +19,7 @@ from offload.emit.hooks import EmitHooks
 from offload.emit.template import assign, const, ctor, expr, name, wrap
 from offload.ir.core import Op, Value
 from offload.ir.ops import COMPARE, TILE_OPS, Opcode
+from offload.ir.tile_ops import is_window
 from offload.ir.types import BOOL, I32, ArrayType, ScalarType, scalar_by_name
 
 _PYOP = {
@@ -328,6 +329,11 @@ def _tile_op(op: Op, cx: OpContext, out: str) -> list[ast.stmt]:
         it = cx.ref(op.operands[-1])
         return [assign(out, hooks.tile_read(op.attrs["slot"], op.attrs["along"], it))]
     assert code is Opcode.STAGE
+    if is_window(op):
+        c = cx.capture_of(op.operands[0])
+        base = cx.ref(op.operands[2])
+        stmts = hooks.stage_window(op.attrs["slot"], op.attrs["offset"], c, base)
+        return [*stmts, assign(out, const(True, BOOL))]
     index = op.operands[1:]
     idx = [cx.ref(v) for v in index]
     narrow = [v.type == I32 for v in index]

@@ -19,21 +19,30 @@ Semantics (the interpreter in ``interp.py`` is the executable specification):
 * ``CONST`` has ``attrs["value"]`` (a Python bool/int/float of the result's type).
 
 GPU tiling ops, made only by ``offload.opt.stage`` for the GPU backend (never by the
-frontend, never seen by the optimiser; the CPU backends reject them). A kernel that holds
-them runs in square thread tiles of ``attrs["tile"]`` x ``attrs["tile"]`` threads with one
-shared-memory tile per ``attrs["slot"]``:
+frontend, never seen by the optimiser; the CPU backends reject them). A rank-2 kernel that
+holds them runs in square thread tiles of ``attrs["tile"]`` x ``attrs["tile"]`` threads, a
+rank-1 kernel in lines of ``attrs["tile"]`` threads; one shared-memory tile per
+``attrs["slot"]``:
 
 * ``LANE`` with ``attrs["axis"]``: the thread's coordinate in its tile along that axis of
   the index space (0 rows, 1 columns), an integer in ``[0, tile)``.
 * ``STAGE(a, i0, .., ik)`` with ``slot``, ``tile``: the thread reads ``a[i0, .., ik]`` (a
   read the element function itself makes) into its place of the slot's tile; ``bool``.
+* ``STAGE(a, p, base)`` with ``slot``, ``tile`` and ``offset`` (a *window*, rank-1 kernels
+  and arrays): element ``p`` reads ``a[p + base]`` at the chunk's first iteration, and the
+  line's lanes stage the ``2 * tile - 1`` elements from ``a[o + base]`` (``o`` the line's
+  first element) that its elements read in the chunk: the lane at ``l`` stages position
+  ``l + offset`` where an element of the line reads it; ``bool``.
 * ``TILE_READ(a, i0, .., ik, it)`` with ``slot``, ``along``: ``a[i0, .., ik]``, read from
   the slot's tile at position ``it`` of the loop chunk: row ``it`` of the tile's thread
-  column (``along == 1``) or column ``it`` of its thread row (``along == 0``).
+  column (``along == 1``) or column ``it`` of its thread row (``along == 0``); in a rank-1
+  kernel, position ``it`` of a read that varies with no index (``along == -1``) or
+  position ``(p - o) + it`` of a window (``along == 0``).
 * ``BARRIER``: every thread of the tile waits for the others (``__syncthreads``); ``bool``.
 
 For one element they mean what they say without the tile: ``STAGE`` and ``BARRIER`` have no
-effect, ``TILE_READ`` is ``LOAD(a, i0, .., ik)`` (what the interpreter runs), ``LANE`` is 0.
+effect, ``TILE_READ`` is ``LOAD(a, i0, .., ik)`` (what the interpreter runs), ``LANE`` is 0;
+a window ``STAGE`` at ``offset`` 0 is the element's own read ``a[p + base]``.
 """
 
 from __future__ import annotations

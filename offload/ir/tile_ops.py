@@ -40,6 +40,22 @@ def _indexed_read(op: Op, n_extra: int) -> list[str]:
     return errs
 
 
+def is_window(op: Op) -> bool:
+    """Whether ``op`` is a window ``STAGE`` (it has an ``offset``; see ``offload.ir.ops``)."""
+    return op.opcode is Opcode.STAGE and "offset" in op.attrs
+
+
+def _window_operands(op: Op) -> list[str]:
+    types = [v.type for v in op.operands]
+    if len(types) != 3 or not isinstance(types[0], ArrayType) or types[0].ndim != 1:
+        return ["a window stage takes a rank-1 array, an element index and a base"]
+    return [
+        f"stage operand {k + 1} has type {t}, expected i64 or i32"
+        for k, t in enumerate(types[1:])
+        if t not in (INDEX, I32)
+    ]
+
+
 def tile_op_errors(op: Op) -> list[str]:
     """What is wrong with a tiling op's operands, result and attributes (empty if fine)."""
     rt = op.result.type
@@ -54,10 +70,14 @@ def tile_op_errors(op: Op) -> list[str]:
         errs = ["barrier takes no operands"] if op.operands else []
         return errs + ([] if rt == BOOL else [f"barrier result has type {rt}, expected bool"])
     if op.opcode is Opcode.STAGE:
-        errs = _indexed_read(op, 0) + _int_attr(op, "slot", 0) + _int_attr(op, "tile", 1)
+        errs = _int_attr(op, "slot", 0) + _int_attr(op, "tile", 1)
+        if is_window(op):
+            errs += _int_attr(op, "offset", 0) + _window_operands(op)
+        else:
+            errs += _indexed_read(op, 0)
         return errs + ([] if rt == BOOL else [f"stage result has type {rt}, expected bool"])
     assert op.opcode is Opcode.TILE_READ
-    errs = _indexed_read(op, 1) + _int_attr(op, "slot", 0) + _int_attr(op, "along", 0, 1)
+    errs = _indexed_read(op, 1) + _int_attr(op, "slot", 0) + _int_attr(op, "along", -1, 1)
     arr = op.operands[0].type if op.operands else None
     if isinstance(arr, ArrayType) and rt != arr.elem:
         errs.append(f"tile_read result has type {rt}, expected the element type {arr.elem}")
@@ -75,6 +95,15 @@ def eval_tile_op(
     if op.opcode is Opcode.BARRIER:
         return np.bool_(True)
     arr = env[op.operands[0]]
+    if is_window(op):  # at offset 0: the element's own read a[p + base]; else no read
+        if op.attrs["offset"]:
+            return np.bool_(True)
+        t = op.operands[2].type
+        assert isinstance(t, ScalarType)
+        bits = 8 * t.dtype.itemsize  # p + base wraps in base's type, as the element's add
+        at = (int(env[op.operands[1]]) + int(env[op.operands[2]]) + (1 << bits - 1)) % (1 << bits)
+        load(op, arr, (at - (1 << bits - 1),))
+        return np.bool_(True)
     n = arr.ndim
     idx = tuple(int(env[v]) for v in op.operands[1 : 1 + n])
     value = load(op, arr, idx)  # a STAGE's read must be in bounds too
@@ -100,3 +129,8 @@ def tile_slots(fn: Function) -> dict[int, ScalarType]:
             assert isinstance(arr, ArrayType)
             out[int(op.attrs["slot"])] = arr.elem
     return dict(sorted(out.items()))
+
+
+def window_slots(fn: Function) -> frozenset[int]:
+    """The slots staged as windows (``2 * tile`` elements each in a rank-1 kernel)."""
+    return frozenset(int(op.attrs["slot"]) for op in fn.ops() if is_window(op))

@@ -29,7 +29,13 @@ that is not nested in another, whose start, step and bound are uniform, and that
 through uniform branches only; the step is a constant in ``[1, 2**16]``. A chunk is staged
 only when all its iterations run (``k0 + (tile-1)*s < n``, tested without wrapping), so
 ``k0 + lane*s`` cannot wrap either. At
-most one loop per kernel is staged (the first such loop with a slot), rank-2 kernels only.
+most one loop per kernel is staged (the first such loop with a slot).
+
+A rank-1 kernel runs in lines of ``line`` threads (the chunk is ``line`` iterations) and
+stages two kinds of reads: one that varies with no index (every thread of the line reads
+it: n-body's ``x[j]``), and a *window* ``a[i + k + c]`` of a step-1 loop (1-D convolution's
+``re[t + k]``: the line's elements read ``2 * line - 1`` neighbouring elements in a chunk,
+so its lanes stage them once, two each, where an element of the line reads them).
 """
 
 from __future__ import annotations
@@ -41,7 +47,7 @@ from offload.analysis.uniform import NONE, Deps, thread_dependence
 from offload.ir.cfg import predecessors
 from offload.ir.core import Block, Branch, Function, Jump, Op, Value
 from offload.ir.ops import MAY_FAULT, TILE_OPS, Opcode
-from offload.ir.types import BOOL, ArrayType, ScalarType
+from offload.ir.types import BOOL, I32, INDEX, ArrayType, ScalarType
 from offload.opt.clone import clone_function
 from offload.opt.counted import CountedLoop, enter_before, match_counted
 from offload.opt.util import Loop, const_value, definitions, natural_loops
@@ -51,12 +57,15 @@ MAX_STEP = 1 << 16
 
 @dataclass(frozen=True)
 class _Slot:
-    """One staged load: ``along`` is the index parameter its value varies with."""
+    """One staged load: ``along`` is the index parameter its value varies with (-1: none,
+    in a rank-1 kernel)."""
 
     load: Op
     along: int
     slice: list[Op]
     """The loop's ops that compute its indices, in order (from the counter and outside)."""
+    window: tuple[Value, Value] | None = None
+    """A rank-1 window ``a[x + u]``: ``x`` the element's index, ``u`` from the counter."""
 
 
 @dataclass(frozen=True)
@@ -108,7 +117,13 @@ def _slice(load: Op, c: CountedLoop, deps: dict[Value, Deps]) -> tuple[list[Op],
 
 
 def _plan_loop(
-    fn: Function, loop: Loop, deps: dict[Value, Deps], tile: int, budget: int
+    fn: Function,
+    loop: Loop,
+    deps: dict[Value, Deps],
+    tile: int,
+    budget: int,
+    *,
+    exact: frozenset[ScalarType],
 ) -> _Plan | None:
     c = match_counted(fn, loop)
     if c is None or deps.get(c.step, NONE) or deps.get(c.bound, NONE):
@@ -128,15 +143,76 @@ def _plan_loop(
             continue
         arr = op.operands[0].type
         assert isinstance(arr, ArrayType)
-        cost = tile * (tile + 1) * arr.elem.dtype.itemsize
-        if arr.elem.is_bool or cost > budget:
-            continue
         found = _slice(op, c, deps)
-        if found is not None and found[1] in (frozenset({0}), frozenset({1})):
+        if arr.elem.is_bool or found is None:
+            continue
+        slot = _slot_of(fn, op, c, found, step=step, exact=exact) if fn.rank == 1 else None
+        if fn.rank == 2 and found[1] in (frozenset({0}), frozenset({1})):
             (along,) = found[1]
-            slots.append(_Slot(op, along, found[0]))
+            slot = _Slot(op, along, found[0])
+        lanes = 1 if slot is None else tile + 1 if fn.rank == 2 else 2 if slot.window else 1
+        cost = tile * lanes * arr.elem.dtype.itemsize
+        if slot is not None and cost <= budget:
+            slots.append(slot)
             budget -= cost
     return _Plan(c, step, slots) if slots else None
+
+
+def _slot_of(
+    fn: Function,
+    load: Op,
+    c: CountedLoop,
+    found: tuple[list[Op], Deps],
+    *,
+    step: int,
+    exact: frozenset[ScalarType],
+) -> _Slot | None:
+    """A rank-1 kernel's slot: a read that varies with no index (the line's threads read
+    the same element), or a window ``a[x + u]`` (see ``_window``)."""
+    ops, outer = found
+    if not outer:
+        return _Slot(load, -1, ops)
+    window = _window(fn, load, c, exact) if step == 1 else None
+    return _Slot(load, 0, ops, window) if window is not None else None
+
+
+def _window(
+    fn: Function, load: Op, c: CountedLoop, exact: frozenset[ScalarType]
+) -> tuple[Value, Value] | None:
+    """``(x, u)`` where ``load`` reads ``a[x + u]`` of a rank-1 ``a``, ``x`` is the element's
+    index (or its cast to one of the ``exact`` types, which hold every index) and ``u`` is
+    the counter plus or minus a value from outside the loop: then ``u`` grows by one an
+    iteration (the step is 1), and the line's elements read ``2 * tile - 1`` neighbouring
+    elements in a chunk."""
+    if len(load.operands) != 2:
+        return None
+    defs = definitions(fn)
+    inside = {op.result for op in c.header.ops + c.body.ops}
+    add = defs.get(load.operands[1])
+    if add is None or add.opcode is not Opcode.ADD:
+        return None
+
+    def is_element(v: Value) -> bool:
+        op = defs.get(v)
+        if op is not None and op.opcode is Opcode.CAST and op.result.type in exact:
+            v = op.operands[0]
+        return v is fn.params[0]
+
+    def from_counter(u: Value) -> bool:
+        op = defs.get(u)
+        if u is c.counter:
+            return True
+        if op is None or op.opcode not in (Opcode.ADD, Opcode.SUB):
+            return False
+        a, b = op.operands
+        if op.opcode is Opcode.ADD and b is c.counter:
+            a, b = b, a
+        return a is c.counter and b not in inside and b not in c.header.args
+
+    for x, u in ((add.operands[0], add.operands[1]), (add.operands[1], add.operands[0])):
+        if is_element(x) and from_counter(u):
+            return x, u
+    return None
 
 
 class _Emitter:
@@ -189,12 +265,23 @@ def _rewrite(fn: Function, plan: _Plan, tile: int) -> None:
     )
     chunk.terminator = Branch(full, stage, [], h, list(chunk.args))
 
-    # ^stage: lane l of a tile column (row) stages the read of iteration l of the chunk.
+    # ^stage: lane l of a tile column (row) stages the read of iteration l of the chunk;
+    # in a rank-1 kernel, lane l of the line (a window: positions l and l + tile).
     e = _Emitter(stage)
     e.op(Opcode.BARRIER, [], BOOL)
     at_lane: dict[int, Value] = {}
     for n, slot in enumerate(plan.slots):
-        axis = 1 - slot.along  # the lanes run across the axis the read does not vary with
+        if slot.window is not None:
+            vmap = {k: k0}
+            for op in slot.slice:
+                e.copy(op, vmap)
+            x, u = (vmap.get(v, v) for v in slot.window)
+            for at in (0, tile):
+                e.op(Opcode.STAGE, [slot.load.operands[0], x, u], BOOL, slot=n, tile=tile,
+                     offset=at)  # fmt: skip
+            continue
+        # the lanes run across the axis the read does not vary with (rank 1: the line's)
+        axis = 0 if fn.rank == 1 else 1 - slot.along
         if axis not in at_lane:
             lane = e.op(Opcode.LANE, [], kt, axis=axis)
             offset = lane if s == 1 else e.op(Opcode.MUL, [lane, e.const(s, kt)], kt)
@@ -240,27 +327,35 @@ def _rewrite(fn: Function, plan: _Plan, tile: int) -> None:
 
 @dataclass(frozen=True)
 class StageTiles:
-    """Stage the reads of a rank-2 kernel's first eligible reduction loop (see above)."""
+    """Stage the reads of a rank-1 or rank-2 kernel's first eligible reduction loop."""
 
     name = "stage"
     tile: int = 16
-    """The thread tile's edge: the kernel runs in ``tile`` x ``tile`` thread blocks."""
+    """The thread tile's edge: a rank-2 kernel runs in ``tile`` x ``tile`` thread blocks."""
+    line: int = 256
+    """A rank-1 kernel's threads per block (and iterations per chunk)."""
+    index_bits: int = 64
+    """32 for the kernel of launches under the guard (``offload.ptx.guard``), where every
+    index fits an ``i32``: a window's element index may then be its cast to ``i32``."""
     max_shared: int = 48 << 10
-    """Shared-memory bytes of the slots at most (each takes ``tile * (tile + 1)`` elements):
+    """Shared-memory bytes of the slots at most (each takes ``tile * (tile + 1)`` elements,
+    in a rank-1 kernel ``line`` and a window ``2 * line``):
     CUDA's limit on a block's static shared memory. Loads past it stay global reads."""
 
     def run(self, fn: Function) -> Function:
-        if fn.rank != 2 or self.tile < 1:
+        tile = self.tile if fn.rank == 2 else self.line if fn.rank == 1 else 0
+        if tile < 1:
             return fn
         fn = clone_function(fn)
+        exact = frozenset({INDEX, I32} if self.index_bits == 32 else {INDEX})
         deps = thread_dependence(fn)
         loops = natural_loops(fn)
         order = {b: n for n, b in enumerate(fn.blocks)}
         for loop in sorted(loops, key=lambda lp: order[lp.header]):
             if any(o is not loop and loop.header in o.blocks for o in loops):
                 continue  # nested: the loop would be entered again after divergent code
-            plan = _plan_loop(fn, loop, deps, self.tile, self.max_shared)
+            plan = _plan_loop(fn, loop, deps, tile, self.max_shared, exact=exact)
             if plan is not None:
-                _rewrite(fn, plan, self.tile)
+                _rewrite(fn, plan, tile)
                 break
         return fn

@@ -91,10 +91,16 @@ MAX_GRID_X = 2**31 - 1
 
 
 def tile_count(shape: tuple[int, ...], tile: int, blocking: tuple[int, ...] = ()) -> int:
-    """How many ``tile`` x ``tile`` thread tiles cover a rank-2 ``shape``; a tile of a
-    blocked kernel (``offload.opt.jam``) covers ``tile * blocking[a]`` elements along ``a``."""
-    f0, f1 = blocking or (1, 1)
-    return -(-shape[0] // (tile * f0)) * -(-shape[1] // (tile * f1))
+    """How many ``tile`` x ``tile`` thread tiles cover a rank-2 ``shape`` (lines of ``tile``
+    threads a rank-1 one); a tile of a blocked kernel (``offload.opt.jam``) covers
+    ``tile * blocking[a]`` elements along ``a``."""
+    f = blocking or (1,) * len(shape)
+    return math.prod(-(-n // (tile * fa)) for n, fa in zip(shape, f, strict=True))
+
+
+def tile_block(shape: tuple[int, ...], tile: int) -> tuple[int, int, int]:
+    """The thread block of a tiled kernel: ``tile`` x ``tile`` (rank 2) or ``tile`` (rank 1)."""
+    return (tile, tile, 1) if len(shape) == 2 else (tile, 1, 1)
 
 
 def tiled_launch_config(
@@ -109,14 +115,15 @@ def tiled_launch_config(
     max_threads_per_sm: int = 2048,
 ) -> LaunchConfig:
     """Block and grid of a kernel that runs in ``tile`` x ``tile`` thread tiles
-    (``offload.opt.stage``): one block per tile, a 1-D grid that walks the tiles of a rank-2
-    ``shape`` with a block-stride loop, at most ``WAVES`` waves of resident blocks. A tile
-    of a blocked kernel (``offload.opt.jam``) covers ``tile * blocking[a]`` elements along
-    axis ``a``."""
-    block = tile * tile
+    (``offload.opt.stage``; lines of ``tile`` threads for a rank-1 ``shape``): one block per
+    tile, a 1-D grid that walks the tiles of ``shape`` with a block-stride loop, at most
+    ``WAVES`` waves of resident blocks. A tile of a blocked kernel (``offload.opt.jam``)
+    covers ``tile * blocking[a]`` elements along axis ``a``."""
+    dims = tile_block(shape, tile)
+    block = math.prod(dims)
     per_sm = resident_blocks(block, num_regs, regs_per_sm, max_threads_per_sm, shared_bytes)
     tiles = tile_count(shape, tile, blocking)
     target = max(1, per_sm * sm_count * WAVES)
     grid = max(1, min(tiles, target, MAX_GRID_X))
     occupancy = per_sm * block / max_threads_per_sm
-    return LaunchConfig((grid, 1, 1), (tile, tile, 1), per_sm, min(1.0, occupancy))
+    return LaunchConfig((grid, 1, 1), dims, per_sm, min(1.0, occupancy))

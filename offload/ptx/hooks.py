@@ -60,6 +60,10 @@ TILE_LANES = ("lty", "ltx")
 """A tiled kernel's thread coordinates in its tile (rows, columns: ``ops.LANE``'s axes)."""
 INSIDE = "olin"
 """A tiled kernel's flag: the thread's element is inside the index space (it stores)."""
+ORIGIN = "olorg"
+"""A rank-1 tiled kernel's first element of the thread's line (an int64)."""
+WINDOW = "olwin"
+"""A rank-1 tiled kernel's window positions that the line's elements read: ``[0, olwin)``."""
 
 
 def copy_index_var(axis: int, copy: int) -> str:
@@ -166,18 +170,35 @@ class PointerHooks(BaseHooks):
         return out
 
     def lane(self, axis: int) -> ast.expr:
-        return name(TILE_LANES[axis])
+        return name(TILE_LANES[1 if self.fn.rank == 1 else axis])  # a line: threadIdx.x
 
     def barrier(self) -> list[ast.stmt]:
         return [ast.Expr(expr("cuda.syncthreads()"))]
 
     def stage(self, slot: int, value: ast.expr) -> list[ast.stmt]:
-        at = ast.Tuple([name(TILE_LANES[0]), name(TILE_LANES[1])], ast.Load())
+        at: ast.expr = ast.Tuple([name(TILE_LANES[0]), name(TILE_LANES[1])], ast.Load())
+        if self.fn.rank == 1:
+            at = name(TILE_LANES[1])
         return [
             ast.Assign([ast.Subscript(name(tile_array(slot)), at, ast.Store())], value, lineno=0)
         ]
 
+    def stage_window(self, slot: int, offset: int, capture: int, base: ast.expr) -> list[ast.stmt]:
+        q = expr(f"np.int64(l) + np.int64({offset})", l=name(TILE_LANES[1]))
+        at = expr("np.int64(o) + np.int64(b) + q", o=name(ORIGIN), b=base, q=q)
+        store = ast.Assign(
+            [ast.Subscript(name(tile_array(slot)), q, ast.Store())],
+            self.load(capture, [at]),
+            lineno=0,
+        )
+        return [ast.If(expr("q < w", q=q, w=name(WINDOW)), [store], [])]
+
     def tile_read(self, slot: int, along: int, it: ast.expr) -> ast.expr:
+        if self.fn.rank == 1:  # a window: the line's element p at position (p - origin) + it
+            # unsigned: numba would test a signed index for Python's negative wrap-around
+            at = it if along < 0 else expr("np.uint64(np.int64(p) - o + it)",
+                                           p=name(index_var(0)), o=name(ORIGIN), it=it)  # fmt: skip
+            return ast.Subscript(name(tile_array(slot)), at, ast.Load())
         row, col = (it, name(TILE_LANES[1])) if along == 1 else (name(TILE_LANES[0]), it)
         return ast.Subscript(name(tile_array(slot)), ast.Tuple([row, col], ast.Load()), ast.Load())
 

@@ -32,7 +32,7 @@ from offload.emit import structure
 from offload.emit.hooks import EmitHooks
 from offload.emit.pysrc import print_source
 from offload.ir.core import Function
-from offload.ir.tile_ops import tile_of, tile_slots
+from offload.ir.tile_ops import tile_of, tile_slots, window_slots
 from offload.ir.types import ArrayType, ScalarType
 from offload.ptx import hooks as h
 
@@ -78,7 +78,8 @@ class KernelSource:
     """Width of the counters, extents and strides (32 only under the launch guard)."""
     tile: int | None = None
     """The thread tile's edge of a kernel with staged loads (``offload.opt.stage``): it runs
-    in ``tile`` x ``tile`` blocks, one tile of the index space at a time."""
+    in ``tile`` x ``tile`` blocks, one tile of the index space at a time (rank 1: blocks of
+    ``tile`` threads, one line of the index space at a time)."""
     blocking: tuple[int, ...] = ()
     """Elements per thread along each axis of a blocked kernel (``offload.opt.jam``): a tile
     of threads covers ``tile * blocking[a]`` elements along axis ``a``."""
@@ -200,6 +201,39 @@ def _tiled_skeleton(name: str, params: list[Param], fn: Function, tile: int, bit
     return "\n".join(lines) + "\n"
 
 
+def _line_skeleton(name: str, params: list[Param], fn: Function, line: int, bits: int) -> str:
+    """The line loop of a staged rank-1 kernel: one block of ``line`` threads per line of
+    the index space, walked by a block-stride loop that every thread runs alike; a thread
+    past the edge works on the clamped element and does not store (as in a tile). A window
+    slot holds ``2 * line`` elements (``offload.opt.stage``)."""
+    t = f"np.int{bits}"
+    windows = window_slots(fn)
+    shared = [
+        f"    {h.tile_array(slot)} = cuda.shared.array("
+        f"{2 * line if slot in windows else line}, np.{st.dtype.name})"
+        for slot, st in tile_slots(fn).items()
+    ]
+    i8 = " " * 8
+    lines = [
+        f"def {name}({', '.join(p.name for p in params)}):",
+        f"    {h.TILE_LANES[1]} = {t}(cuda.threadIdx.x)",
+        *shared,
+        f"    olte0 = np.int64({h.extent_param(0)})",
+        f"    olnt = (olte0 + np.int64({line - 1})) // np.int64({line})",
+        "    oltile = np.int64(cuda.blockIdx.x)",
+        "    while oltile < olnt:",
+        f"{i8}{h.ORIGIN} = oltile * np.int64({line})",
+        f"{i8}olri = {h.ORIGIN} + np.int64(cuda.threadIdx.x)",
+        f"{i8}{h.WINDOW} = min(np.int64({line}), olte0 - {h.ORIGIN}) + np.int64({line - 1})",
+        f"{i8}{h.INSIDE} = olri < olte0",
+        f"{i8}{h.index_var(0)} = {t}(min(olri, olte0 - np.int64(1)))",
+        f"{i8}{h.LINEAR} = {h.index_var(0)}",
+        f"{i8}{BODY_MARKER}",
+        f"{i8}oltile = oltile + np.int64(cuda.gridDim.x)",
+    ]
+    return "\n".join(lines) + "\n"
+
+
 class _Splice(ast.NodeTransformer):
     def __init__(self, body: list[ast.stmt]) -> None:
         self.body = body
@@ -236,7 +270,9 @@ def build_kernel_source(
     tile = tile_of(fn)
     if fn.blocking and tile is None:
         raise ValueError("a blocked kernel must be tiled (offload.opt.stage)")
-    if tile is not None:
+    if tile is not None and fn.rank == 1:
+        tree = ast.parse(_line_skeleton(name, params, fn, tile, index_bits))
+    elif tile is not None:
         tree = ast.parse(_tiled_skeleton(name, params, fn, tile, index_bits))
     else:
         tree = ast.parse(_skeleton(name, params, fn.rank, index_bits))

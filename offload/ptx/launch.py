@@ -17,7 +17,13 @@ import numpy as np
 
 from offload.diagnostics import KernelFault
 from offload.ptx.args import ArgBuffer
-from offload.ptx.config import LaunchConfig, launch_config, tile_count, tiled_launch_config
+from offload.ptx.config import (
+    LaunchConfig,
+    launch_config,
+    tile_block,
+    tile_count,
+    tiled_launch_config,
+)
 from offload.ptx.hooks import ERR_SLOTS
 from offload.ptx.kernel_source import KernelSource, ParamKind
 from offload.runtime.gpu import DeviceInfo
@@ -212,7 +218,7 @@ class SimKernel:
         t = self.source.tile
         if t is not None:  # two blocks at most: the tile loop takes several trips
             tiles = tile_count(shape, t, self.source.blocking)
-            cfg = LaunchConfig((min(2, tiles), 1, 1), (t, t, 1), 1, 1)
+            cfg = LaunchConfig((min(2, tiles), 1, 1), tile_block(shape, t), 1, 1)
         else:
             cfg = launch_config(
                 shape, num_regs=32, max_threads_per_block=64, sm_count=2, max_threads_per_sm=128

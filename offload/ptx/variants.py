@@ -2,7 +2,8 @@
 
 Two variants per kernel (``offload.ptx.guard``): 32-bit index arithmetic
 (``offload.opt.narrow``) for launches inside the guard, 64-bit otherwise. Both have their
-reduction loop's shared reads staged through shared memory (``offload.opt.stage``) --
+reduction loop's shared reads staged through shared memory (``offload.opt.stage``; a
+rank-1 kernel's on its rolled loop, ``offload.opt.reroll``) --
 except with bounds checks (a staged read is made by another thread than the element's, so
 its fault would name the wrong element) or when ``disabled_passes`` names ``stage``. A
 staged kernel is also register-blocked (``offload.opt.jam``: each thread computes
@@ -28,6 +29,10 @@ TILE = 16
 """The thread tile's edge on a GPU: 256-thread blocks."""
 SIM_TILE = 4
 """Under the simulator (a Python thread per CUDA thread): small tiles, several chunks."""
+LINE = 256
+"""A staged rank-1 kernel's threads per block (and iterations per chunk)."""
+SIM_LINE = 8
+"""Under the simulator: short lines, several chunks."""
 BLOCKINGS = ((8, 8), (4, 4))
 """Elements per thread of a staged kernel (rows, columns), the first whose loop-carried
 values fit ``MAX_CARRIED``: 8 x 8 sums take 64 registers and read 16 staged values per 64
@@ -54,7 +59,15 @@ def kernel_ir(
             fn = LoopInvariantCodeMotion().run(fn)
     if options.bounds_check or "stage" in options.disabled_passes:
         return fn
-    stage = StageTiles(tile=SIM_TILE if simulator else TILE)
+    stage = StageTiles(
+        tile=SIM_TILE if simulator else TILE,
+        line=SIM_LINE if simulator else LINE,
+        index_bits=bits,
+    )
+    if fn.rank == 1:  # the rolled loop: one window per array, not one per unrolled copy
+        rolled = fn if "reroll" in options.disabled_passes else Reroll().run(fn)
+        staged = stage.run(rolled)
+        return staged if tile_of(staged) is not None else fn
     staged = stage.run(fn)
     if tile_of(staged) is None or "jam" in options.disabled_passes:
         return staged

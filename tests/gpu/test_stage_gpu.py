@@ -12,9 +12,11 @@ from offload import driver
 from offload.opt.manager import run_pipeline
 from offload.options import CompileOptions
 from offload.ptx.backend import GPUBackend
-from offload.ptx.variants import BLOCKINGS, TILE
+from offload.ptx.variants import BLOCKINGS, LINE, TILE
 from offload.runtime.gpu import device_info
 from tests.corpus.staged import CASES, StagedCase, matmul
+from tests.corpus.staged_lines import CASES as LINE_CASES
+from tests.corpus.staged_lines import LONG_CASES, LineCase
 
 pytestmark = pytest.mark.gpu
 
@@ -31,8 +33,24 @@ pytestmark = pytest.mark.gpu
     ids=repr,
 )
 def test_compute_g_matches_compute_s_bit_for_bit(case: StagedCase):
-    got = ol.compute_g(case.shape, case.fn)
-    want = ol.compute_s(case.shape, case.fn)
+    _same(case.fn, case.shape)
+
+
+@pytest.mark.parametrize("case", [*LINE_CASES, *LONG_CASES], ids=repr)
+def test_staged_lines_match_compute_s_bit_for_bit(case: LineCase):
+    _same(case.fn, (case.n,))
+
+
+@pytest.mark.parametrize("case", LONG_CASES, ids=repr)
+def test_long_rank_one_loops_run_in_staged_lines(case: LineCase):
+    ir = run_pipeline(driver.check_and_lower(case.fn, 1).ir, CompileOptions())
+    kernel = GPUBackend(mode="device", simulator=False).compile(ir, CompileOptions())
+    assert kernel.source.tile == LINE and kernel.source.blocking == ()
+
+
+def _same(fn, shape):
+    got = ol.compute_g(shape, fn)
+    want = ol.compute_s(shape, fn)
     got, want = (got, want) if isinstance(got, tuple) else ((got,), (want,))
     for g, w in zip(got, want, strict=True):
         np.testing.assert_array_equal(np.asarray(g), w)
