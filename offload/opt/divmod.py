@@ -159,6 +159,36 @@ def _zero_divisor_select(op: Op, rw: Rewriter) -> Value | None:
     return v
 
 
+def _clamped_wrap(op: Op, rw: Rewriter) -> Value | None:
+    # select(i < 0, i + n, i) -> i  when i = min(a, n - 1), a >= 0 and n >= 0 (Python's
+    # negative-index wrap of the clamp idiom min(max(x, 0), n - 1)): i < 0 makes i = n - 1
+    # with n = 0, where i + n == i.
+    assert isinstance(rw, FactRewriter)
+    c, wrapped, i = op.operands
+    test, add, clamp = rw.def_of(c, Opcode.LT), rw.def_of(wrapped, Opcode.ADD), rw.def_of(i)
+    if test is None or add is None or clamp is None or clamp.opcode is not Opcode.MIN:
+        return None
+    if test.operands[0] is not i or not rw.is_const(test.operands[1], 0) or not _int(op):
+        return None
+    n = _other(add.operands, i)
+    if n is None or rw.range(n).lo < 0:
+        return None
+    for a, b in (clamp.operands, clamp.operands[::-1]):
+        minus = rw.def_of(b, Opcode.ADD)
+        if minus is None or rw.range(a).lo < 0:
+            continue
+        one = _other(minus.operands, n)
+        if one is not None and rw.is_const(one, -1):
+            return i
+    return None
+
+
+def _other(pair: Sequence[Value], v: Value) -> Value | None:
+    """The operand of a two-operand op that is not ``v`` (``None`` if neither is)."""
+    a, b = pair
+    return b if a is v else a if b is v else None
+
+
 def _divmod_pair(op: Op, rw: Rewriter) -> Value | None:
     # x % n -> x - (x // n) * n  when x // n is computed too (Haskell's divMod: one division);
     # select(n == 0, 0, ...) keeps x % 0 == 0 where n may be 0. Also rem with div.
@@ -318,6 +348,12 @@ RULES: tuple[Rule, ...] = (
     Rule("nonneg-mark", Op_.DIV, "div(x, y) -> div(x, y) {nonneg}  (x, y >= 0)", _mark_nonneg),
     Rule("nonneg-mark", Op_.REM, "rem(x, y) -> rem(x, y) {nonneg}  (x, y >= 0)", _mark_nonneg),
     Rule("recombine", Op_.ADD, "(l // m) * m + l % m -> l  (m != 0)", _recombine),
+    Rule(
+        "clamped-wrap",
+        Op_.SELECT,
+        "select(i < 0, i + n, i) -> i  (i = min(a, n - 1), a >= 0, n >= 0)",
+        _clamped_wrap,
+    ),
     Rule(
         "zero-divisor-select",
         Op_.SELECT,
