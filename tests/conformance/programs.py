@@ -159,7 +159,10 @@ CASES: dict[str, Case] = {
     "math_funcs": Case(
         math_funcs,
         st.fixed_dictionaries({"F64": _floats(np.float64, 1e6), "F32": _floats(np.float32, 50.0)}),
-        ulps=2,
+        # CUDA's expf is within 2 ulp of the exact value (CUDA C++ Programming Guide,
+        # single-precision functions), NumPy's float32 exp within about 2 too: the two may
+        # differ by 4 (the H100 run of 2026-11-21 drew exp(-19.55): 3 ulp apart).
+        ulps=4,
     ),
 }
 
