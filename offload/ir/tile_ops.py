@@ -12,6 +12,7 @@ import numpy as np
 
 from offload.ir.core import Function, Op, Value
 from offload.ir.ops import Opcode
+from offload.ir.semantics import wrap_int
 from offload.ir.types import BOOL, I32, INDEX, ArrayType, ScalarType
 
 
@@ -100,9 +101,8 @@ def eval_tile_op(
             return np.bool_(True)
         t = op.operands[2].type
         assert isinstance(t, ScalarType)
-        bits = 8 * t.dtype.itemsize  # p + base wraps in base's type, as the element's add
-        at = (int(env[op.operands[1]]) + int(env[op.operands[2]]) + (1 << bits - 1)) % (1 << bits)
-        load(op, arr, (at - (1 << bits - 1),))
+        at = int(env[op.operands[1]]) + int(env[op.operands[2]])
+        load(op, arr, (wrap_int(at, t.bits, signed=True),))  # as the element's add wraps
         return np.bool_(True)
     n = arr.ndim
     idx = tuple(int(env[v]) for v in op.operands[1 : 1 + n])

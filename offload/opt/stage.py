@@ -128,7 +128,8 @@ def _plan_loop(
     c = match_counted(fn, loop)
     if c is None or deps.get(c.step, NONE) or deps.get(c.bound, NONE):
         return None
-    step = const_value(definitions(fn), c.step)
+    defs = definitions(fn)
+    step = const_value(defs, c.step)
     if not isinstance(step, int) or isinstance(step, bool) or not 1 <= step <= MAX_STEP:
         return None
     if deps.get(c.counter, NONE):
@@ -137,6 +138,7 @@ def _plan_loop(
         t = b.terminator
         if isinstance(t, Branch) and deps.get(t.cond, NONE):
             return None  # threads of a tile might not all reach the loop
+    reads = _Reads(fn, c, defs, step, exact)
     slots: list[_Slot] = []
     for op in c.body.ops:
         if op.opcode is not Opcode.LOAD:
@@ -144,75 +146,78 @@ def _plan_loop(
         arr = op.operands[0].type
         assert isinstance(arr, ArrayType)
         found = _slice(op, c, deps)
-        if arr.elem.is_bool or found is None:
+        slot = None if arr.elem.is_bool or found is None else reads.slot_of(op, found)
+        if slot is None:
             continue
-        slot = _slot_of(fn, op, c, found, step=step, exact=exact) if fn.rank == 1 else None
-        if fn.rank == 2 and found[1] in (frozenset({0}), frozenset({1})):
-            (along,) = found[1]
-            slot = _Slot(op, along, found[0])
-        lanes = 1 if slot is None else tile + 1 if fn.rank == 2 else 2 if slot.window else 1
-        cost = tile * lanes * arr.elem.dtype.itemsize
-        if slot is not None and cost <= budget:
+        # elements of shared memory: a padded tile, a line, or a window of two lines
+        cost = tile * (tile + 1 if fn.rank == 2 else 2 if slot.window else 1)
+        cost *= arr.elem.dtype.itemsize
+        if cost <= budget:
             slots.append(slot)
             budget -= cost
     return _Plan(c, step, slots) if slots else None
 
 
-def _slot_of(
-    fn: Function,
-    load: Op,
-    c: CountedLoop,
-    found: tuple[list[Op], Deps],
-    *,
-    step: int,
-    exact: frozenset[ScalarType],
-) -> _Slot | None:
-    """A rank-1 kernel's slot: a read that varies with no index (the line's threads read
-    the same element), or a window ``a[x + u]`` (see ``_window``)."""
-    ops, outer = found
-    if not outer:
-        return _Slot(load, -1, ops)
-    window = _window(fn, load, c, exact) if step == 1 else None
-    return _Slot(load, 0, ops, window) if window is not None else None
+@dataclass(frozen=True)
+class _Reads:
+    """Which loads of a counted loop ``c`` of ``fn`` are slots (``exact``: the integer
+    types a cast of the element index to keeps every index)."""
 
+    fn: Function
+    c: CountedLoop
+    defs: dict[Value, Op]
+    step: int
+    exact: frozenset[ScalarType]
 
-def _window(
-    fn: Function, load: Op, c: CountedLoop, exact: frozenset[ScalarType]
-) -> tuple[Value, Value] | None:
-    """``(x, u)`` where ``load`` reads ``a[x + u]`` of a rank-1 ``a``, ``x`` is the element's
-    index (or its cast to one of the ``exact`` types, which hold every index) and ``u`` is
-    the counter plus or minus a value from outside the loop: then ``u`` grows by one an
-    iteration (the step is 1), and the line's elements read ``2 * tile - 1`` neighbouring
-    elements in a chunk."""
-    if len(load.operands) != 2:
+    def slot_of(self, load: Op, found: tuple[list[Op], Deps]) -> _Slot | None:
+        """A rank-2 kernel's read that varies with one index; a rank-1 kernel's read that
+        varies with no index (the line's threads read the same element), or a window
+        ``a[x + u]`` (see ``window``)."""
+        ops, outer = found
+        if self.fn.rank == 2:
+            if outer not in (frozenset({0}), frozenset({1})):
+                return None
+            (along,) = outer
+            return _Slot(load, along, ops)
+        if not outer:
+            return _Slot(load, -1, ops)
+        window = self.window(load) if self.step == 1 else None
+        return _Slot(load, 0, ops, window) if window is not None else None
+
+    def window(self, load: Op) -> tuple[Value, Value] | None:
+        """``(x, u)`` where ``load`` reads ``a[x + u]`` of a rank-1 ``a``, ``x`` is the
+        element's index (or its cast to one of the ``exact`` types) and ``u`` is the counter
+        plus or minus a value from outside the loop: then ``u`` grows by one an iteration
+        (the step is 1), and the line's elements read ``2 * tile - 1`` neighbouring elements
+        in a chunk."""
+        if len(load.operands) != 2:
+            return None
+        add = self.defs.get(load.operands[1])
+        if add is None or add.opcode is not Opcode.ADD:
+            return None
+        for x, u in ((add.operands[0], add.operands[1]), (add.operands[1], add.operands[0])):
+            if self._is_element(x) and self._from_counter(u):
+                return x, u
         return None
-    defs = definitions(fn)
-    inside = {op.result for op in c.header.ops + c.body.ops}
-    add = defs.get(load.operands[1])
-    if add is None or add.opcode is not Opcode.ADD:
-        return None
 
-    def is_element(v: Value) -> bool:
-        op = defs.get(v)
-        if op is not None and op.opcode is Opcode.CAST and op.result.type in exact:
+    def _is_element(self, v: Value) -> bool:
+        op = self.defs.get(v)
+        if op is not None and op.opcode is Opcode.CAST and op.result.type in self.exact:
             v = op.operands[0]
-        return v is fn.params[0]
+        return v is self.fn.params[0]
 
-    def from_counter(u: Value) -> bool:
-        op = defs.get(u)
+    def _from_counter(self, u: Value) -> bool:
+        c = self.c
         if u is c.counter:
             return True
+        op = self.defs.get(u)
         if op is None or op.opcode not in (Opcode.ADD, Opcode.SUB):
             return False
         a, b = op.operands
         if op.opcode is Opcode.ADD and b is c.counter:
             a, b = b, a
+        inside = {o.result for o in c.header.ops + c.body.ops}
         return a is c.counter and b not in inside and b not in c.header.args
-
-    for x, u in ((add.operands[0], add.operands[1]), (add.operands[1], add.operands[0])):
-        if is_element(x) and from_counter(u):
-            return x, u
-    return None
 
 
 class _Emitter:
