@@ -60,7 +60,10 @@ class Entry:
     """Whether the helpers and modules built into the kernels are still what the target's
     names lead to (``None``: nothing was resolved at compile time)."""
     readers: dict[tuple[Any, ...], Reader | None] = field(default_factory=dict)
-    """Capture type key -> its memo reader (``None``: the key has no type guard)."""
+    """Capture type key and the values' exact types -> their memo reader (``None``: no type
+    guard). A frozen host array and a CuPy array share a capture type key (one kernel serves
+    both), but a reader tests each value's exact type, so the key alone would hand one the
+    other's reader, which fails on every call (the full path every time)."""
 
 
 def _new_entry(lowered: Lowered, rank: int) -> Entry:
@@ -256,8 +259,9 @@ def _specialisation(  # noqa: PLR0917  (the full path's state, passed without a 
         dtypes = tuple(t.dtype for t in ir.result_types)
         compiled = Compiled(ir, kernel, dtypes)
         entry.compiled[ckey] = compiled
-    if tkey in entry.readers:
-        read = entry.readers[tkey]
+    rkey = (tkey, *map(type, values))
+    if rkey in entry.readers:
+        read = entry.readers[rkey]
     else:
         guard = type_guard(values)
         read = None
@@ -269,7 +273,7 @@ def _specialisation(  # noqa: PLR0917  (the full path's state, passed without a 
                 guard.arrays,
                 [(path.steps, obj) for path, obj in low.resolved],
             )
-        entry.readers[tkey] = read
+        entry.readers[rkey] = read
     return compiled, read
 
 

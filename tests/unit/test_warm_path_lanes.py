@@ -22,6 +22,8 @@ from offload.ir.interp import compute as interpret
 
 pytestmark = pytest.mark.unit
 
+_unpatched_run = driver._run
+
 
 class InterpKernel:
     def __init__(self, fn: Any) -> None:
@@ -102,6 +104,31 @@ def test_closure_array_swapped_for_another_dtype_recompiles_and_changes_the_resu
     arr = np.full(4, 0.5, dtype=np.float32)  # back to the first types: no third compile
     np.testing.assert_array_equal(driver.run(be, double, (4,)), np.full(4, 1.0, np.float32))
     assert be.compiles == 2
+
+
+class Tagged(np.ndarray):
+    """An array of another type with the same capture kind as a plain ``np.ndarray``
+    (as a CuPy array and a frozen host array are both ``("array", dtype, rank)``)."""
+
+
+def test_array_of_another_type_with_the_same_kind_gets_a_lane_of_its_own(be, monkeypatch):
+    # Run 8 (H100): volume-rendering's ray lengths start as a frozen host array and become
+    # CuPy results. Both have the capture kind ("array", "<i4", 1), and the reader cached for
+    # that kind tested for the first array's type, so every later call took the full path.
+    full: list[int] = []
+    monkeypatch.setattr(driver, "_run", lambda *a: full.append(1) or _unpatched_run(*a))
+    plain = np.arange(6.0)
+    arr = plain
+
+    def twice(i):
+        return arr[i] * 2
+
+    for a, calls in ((plain, 1), (plain.view(Tagged), 2), (plain, 3), (plain.view(Tagged), 4)):
+        arr = a
+        for _ in range(3):  # the first call of a new type takes the full path, later ones not
+            np.testing.assert_array_equal(driver.run(be, twice, (6,)), np.arange(6.0) * 2)
+        assert len(full) == calls
+    assert be.compiles == 1  # one kernel serves both types
 
 
 def test_captured_scalar_changing_from_int_to_float_misses_the_lane(be):
