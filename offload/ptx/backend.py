@@ -164,6 +164,10 @@ class GPUBackend:
         ``out=`` of code ported from ``compute_p``, is staged and copied by the driver)."""
         if self.simulator:
             return isinstance(out, np.ndarray) and bool(out.flags.c_contiguous)
+        cp = self._cp
+        if cp is not None and type(out) is cp.ndarray:  # the warm device-mode out=
+            flag = getattr(out, "_c_contiguous", None)  # CuPy's flag, without a Flags object
+            return bool(out.flags.c_contiguous if flag is None else flag)
         try:
             output_pointer(out)
         except (TypeError, ValueError):

@@ -1,15 +1,20 @@
-"""Device mode memory: a size-class pool of raw device blocks (Accelerate's "nursery").
+"""Device mode memory: a size-class pool of device blocks (Accelerate's "nursery").
 
-Blocks are rounded up to a size class (powers of two split in quarters, so at most 25%
-slack) and returned to the class's free list when the array using them dies. On
-out-of-memory the pool releases every cached block (its own and CuPy's) and retries once;
-a second failure is a ``MemoryError`` naming the sizes.
+Device mode's results come from a private ``cupy.cuda.MemoryPool``: CuPy's arena allocator
+rounds requests up to 512-byte bins, splits and merges blocks and hands a block back to its
+free list when the last array over it dies, all in Cython. (Run 8 on an H100 host: a
+result from it costs 1.5 us against 4.3 us for the Python free lists it replaces.) Private,
+so that offload's results neither fill nor are freed by the user's default pool. On
+out-of-memory, CuPy's pool first frees its own cached blocks and retries; if that still
+fails, this pool releases the default pool's cached blocks too and retries once; a final
+failure is a ``MemoryError`` naming the sizes.
+
+``size_class`` is unified mode's rounding (``offload.runtime.memory.ManagedPool``).
 """
 
 from __future__ import annotations
 
 import math
-from collections import defaultdict
 from typing import Any
 
 import numpy as np
@@ -26,75 +31,52 @@ def size_class(nbytes: int) -> int:
     return min(top, -(-nbytes // quarter) * quarter)
 
 
-class _Lease:
-    """Owner of one pooled block while an array uses it; returns it to the pool on death
-    (``__del__``: a ``weakref.finalize`` per result costs microseconds on the warm path)."""
-
-    __slots__ = ("__weakref__", "mem", "pool", "size")
-
-    def __init__(self, pool: DevicePool, mem: Any, size: int) -> None:
-        self.mem = mem
-        self.pool = pool
-        self.size = size
-
-    def __del__(self) -> None:
-        self.pool._release(self.mem, self.size)
-
-
 class DevicePool:
-    """Size-class free lists of device allocations; ``empty`` hands out CuPy arrays."""
+    """Device mode's results: CuPy arrays over blocks of a private CuPy memory pool."""
 
     def __init__(self, cp: Any) -> None:
         self._cp = cp
-        # Bound once: ``empty`` runs on every warm device-mode call, and each of these is
-        # a chain of attribute lookups through CuPy's modules.
-        self._unowned = cp.cuda.memory.UnownedMemory
-        self._pointer = cp.cuda.memory.MemoryPointer
+        self._pool = cp.cuda.MemoryPool()
+        # Bound once: ``empty`` runs on every warm device-mode call.
+        self._malloc = self._pool.malloc
         self._ndarray = cp.ndarray
-        self._free: dict[int, list[Any]] = defaultdict(list)
-        self.cached_bytes = 0
-        """Bytes held in free lists (not in use)."""
-        self.hits = 0
-        self.misses = 0
+        self._oom = (cp.cuda.memory.OutOfMemoryError, cp.cuda.runtime.CUDARuntimeError)
 
-    def _release(self, mem: Any, size: int) -> None:
-        self._free[size].append(mem)
-        self.cached_bytes += size
+    @property
+    def cached_bytes(self) -> int:
+        """Bytes held in free blocks (not in use)."""
+        return int(self._pool.free_bytes())
 
-    def _malloc(self, size: int) -> Any:
-        cp = self._cp
-        oom = (cp.cuda.memory.OutOfMemoryError, cp.cuda.runtime.CUDARuntimeError)
-        try:
-            return cp.cuda.memory.Memory(size)
-        except oom:
-            self.free_all()
-            cp.get_default_memory_pool().free_all_blocks()
-        try:
-            return cp.cuda.memory.Memory(size)
-        except oom:
-            free, total = (int(v) for v in cp.cuda.runtime.memGetInfo())
-            raise MemoryError(
-                f"compute_g (device mode): cannot allocate {size / 2**20:.1f} MiB on the "
-                f"device ({free / 2**20:.1f} MiB free of {total / 2**20:.1f} MiB) even after "
-                "releasing cached blocks"
-            ) from None
+    @property
+    def used_bytes(self) -> int:
+        """Bytes of blocks under live results."""
+        return int(self._pool.used_bytes())
 
     def empty(self, shape: tuple[int, ...], dtype: np.dtype[Any]) -> Any:
         """A C-contiguous CuPy array of ``shape`` on a pooled block."""
         nbytes = math.prod(shape) * dtype.itemsize
-        size = size_class(nbytes)
-        free = self._free.get(size)
-        if free:
-            mem = free.pop()
-            self.cached_bytes -= size
-            self.hits += 1
-        else:
-            mem = self._malloc(size)
-            self.misses += 1
-        unowned = self._unowned(int(mem.ptr), size, _Lease(self, mem, size))
-        return self._ndarray(shape, dtype, self._pointer(unowned, 0))
+        try:
+            memptr = self._malloc(nbytes)
+        except self._oom:
+            memptr = self._reclaim(nbytes)
+        return self._ndarray(shape, dtype, memptr)
+
+    def _reclaim(self, nbytes: int) -> Any:
+        """Release every cached block (this pool's and CuPy's default pool's), then try once
+        more."""
+        cp = self._cp
+        self.free_all()
+        cp.get_default_memory_pool().free_all_blocks()
+        try:
+            return self._malloc(nbytes)
+        except self._oom:
+            free, total = (int(v) for v in cp.cuda.runtime.memGetInfo())
+            raise MemoryError(
+                f"compute_g (device mode): cannot allocate {nbytes / 2**20:.1f} MiB on the "
+                f"device ({free / 2**20:.1f} MiB free of {total / 2**20:.1f} MiB) even after "
+                "releasing cached blocks"
+            ) from None
 
     def free_all(self) -> None:
         """Release every cached block to the driver."""
-        self._free.clear()
-        self.cached_bytes = 0
+        self._pool.free_all_blocks()

@@ -97,6 +97,20 @@ def test_device_mode_results_are_cupy_arrays_with_dlpack():
     np.testing.assert_array_equal(out, 2)
 
 
+def test_device_mode_reuses_the_block_of_a_dead_result_and_keeps_live_ones():
+    be = GPUBackend(mode="device", simulator=False)
+    f32 = [np.dtype(np.float32)]
+    (a,) = be.allocate((1000,), f32)
+    ptr = a.data.ptr
+    (b,) = be.allocate((1000,), f32)
+    assert b.data.ptr != ptr  # a is alive: its block is not handed out again
+    del a
+    (c,) = be.allocate((990,), f32)  # the same 512-byte bin
+    assert c.data.ptr == ptr and be.pool().cached_bytes == 0
+    del b, c
+    assert be.pool().cached_bytes > 0 and be.pool().used_bytes == 0
+
+
 def test_bounds_check_raises_index_error_naming_the_element():
     be = GPUBackend(mode="device", simulator=False)
     fn = loop_sum_row()

@@ -39,6 +39,26 @@ def make(free: int = 1 << 34, total: int = 1 << 35, fail_mallocs: int = 0):
         def free_all_blocks(self):
             state["pool_freed"] += 1
 
+    class MemoryPool:
+        """CuPy's arena pool: ``malloc`` gives a pointer object owning its block."""
+
+        def __init__(self):
+            self.live: list[int] = []
+
+        def malloc(self, size):
+            mem = memory(size)
+            self.live.append(size)
+            return types.SimpleNamespace(mem=mem, ptr=mem.ptr)
+
+        def free_all_blocks(self):
+            state["private_freed"] = state.get("private_freed", 0) + 1
+
+        def free_bytes(self):
+            return 0
+
+        def used_bytes(self):
+            return sum(self.live)
+
     def prefetch(ptr, n, dev, stream):
         state["prefetches"] += 1
 
@@ -55,7 +75,10 @@ def make(free: int = 1 << 34, total: int = 1 << 35, fail_mallocs: int = 0):
         MemoryPointer=lambda mem, off: types.SimpleNamespace(mem=mem, ptr=mem.ptr + off),
     )
     cuda = types.SimpleNamespace(
-        runtime=runtime, memory=mem_mod, malloc_managed=lambda n: FakeMemory(n)
+        runtime=runtime,
+        memory=mem_mod,
+        malloc_managed=lambda n: FakeMemory(n),
+        MemoryPool=MemoryPool,
     )
 
     def ndarray(shape, dtype, memptr):
