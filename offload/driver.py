@@ -34,9 +34,10 @@ from offload.frontend.lower import Lowered, capture_type_key, lower
 from offload.frontend.source import get_source
 from offload.ir.core import Function
 from offload.ir.resultcast import cast_results
-from offload.ir.types import ScalarType, scalar_of_dtype
+from offload.ir.types import ArrayType, ScalarType, scalar_of_dtype
 from offload.opt.manager import run_pipeline
 from offload.options import CompileOptions
+from offload.runtime.overlap import overlapping
 from offload.runtime.reader import Reader, make_reader
 from offload.warm_lane import LANES as _LANES
 from offload.warm_lane import Compiled, Memo
@@ -182,6 +183,7 @@ def run(  # noqa: PLR0917  (the public call's arguments, passed through)
                     and out.shape == shape
                     and (out.dtype is memo.dtypes[0] or out.dtype == memo.dtypes[0])
                     and backend.writable(out)
+                    and not (memo.arrays and overlapping((out,), values, memo.arrays))
                 ):
                     outs = [out]
                     backend.prepare_outputs(outs)
@@ -223,7 +225,11 @@ def _run(  # noqa: PLR0917
         if memo.code is not None:
             _LANES[id(memo.code)] = memo
     outs = _outputs(backend, shape, compiled.dtypes, out)
-    targets = outs if out is None else _staged(backend, shape, compiled.dtypes, outs)
+    targets = outs
+    if out is not None:
+        caps = compiled.ir.captures
+        arrays = [k for k, c in enumerate(caps) if isinstance(c.type, ArrayType)]
+        targets = _staged(backend, shape, compiled.dtypes, outs, values, arrays)
     if 0 not in shape:
         compiled.kernel.launch(shape, targets, backend.prepare_captures(values))
     if out is not None:
@@ -308,16 +314,26 @@ def _outputs(
     return outs
 
 
-def _staged(
-    backend: Backend, shape: tuple[int, ...], dtypes: Sequence[np.dtype[Any]], outs: list[Any]
+def _staged(  # noqa: PLR0917  (the full path's state)
+    backend: Backend,
+    shape: tuple[int, ...],
+    dtypes: Sequence[np.dtype[Any]],
+    outs: list[Any],
+    values: Sequence[Any],
+    arrays: Sequence[int],
 ) -> list[Any]:
-    """``outs`` where the backend can write them (made ready to be written), fresh outputs
-    where it cannot."""
-    if all(backend.writable(o) for o in outs):
+    """``outs`` where the kernel can write them (made ready to be written), fresh outputs
+    where it cannot: where the backend cannot write an array, or where it may overlap an
+    array the function reads (``offload.runtime.overlap``; the copy back happens after)."""
+
+    def direct(o: Any) -> bool:
+        return backend.writable(o) and not overlapping((o,), values, arrays)
+
+    if all(direct(o) for o in outs):
         backend.prepare_outputs(outs)
         return outs
     fresh = backend.allocate(shape, dtypes)
-    staged = [o if backend.writable(o) else f for o, f in zip(outs, fresh, strict=True)]
+    staged = [o if direct(o) else f for o, f in zip(outs, fresh, strict=True)]
     backend.prepare_outputs([o for o, f in zip(outs, staged, strict=True) if o is f])
     return staged
 

@@ -17,6 +17,7 @@ import numpy as np
 
 from offload.backend import Backend, Kernel
 from offload.ir.core import Function
+from offload.ir.types import ArrayType
 from offload.options import CompileOptions
 from offload.runtime.reader import Reader
 
@@ -37,6 +38,7 @@ class Memo:
     sees either the old or the new memo whole."""
 
     __slots__ = (
+        "arrays",
         "backend",
         "code",
         "compiled",
@@ -75,6 +77,10 @@ class Memo:
         self.kernel = compiled.kernel
         self.dtypes = compiled.dtypes
         self.single = len(compiled.dtypes) == 1
+        self.arrays = tuple(
+            k for k, c in enumerate(compiled.ir.captures) if isinstance(c.type, ArrayType)
+        )
+        """Positions of the captured arrays (an ``out=`` must not overlap them)."""
         self.read = read
         # What the warm lane accepts of the next call's dtype=/out= arguments without
         # re-deriving ``want``: the same immutable dtype= object (or none), or one out=

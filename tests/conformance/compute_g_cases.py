@@ -59,3 +59,27 @@ def test_compute_g_writes_a_plain_or_strided_host_out_array():
     strided = np.zeros((4, 6), dtype=np.float32)[:, ::2]
     ol.compute_g((4, 3), lambda i, j: np.float32(i * 10 + j), out=strided)
     np.testing.assert_array_equal(strided, np.add.outer(np.arange(4) * 10, np.arange(3)))
+
+
+def test_compute_g_out_overlapping_a_captured_array_gets_cpythons_values():
+    # out= is what the function reads (a compute_g result: managed, CuPy or, in the sim,
+    # NumPy): each f(i) must see the values from before the call, on warm calls too.
+    for _ in range(2):
+        a = ol.compute_g(16, lambda i: i * 1.5 - 4)
+        host = _host(a).copy()
+
+        def rotate(i):
+            return a[(i + 1) % 16] * 10.0 + a[(i + 15) % 16]
+
+        want = np.array([host[(i + 1) % 16] * 10.0 + host[(i + 15) % 16] for i in range(16)])
+        assert ol.compute_g(16, rotate, out=a) is a
+        np.testing.assert_array_equal(_host(a), want)
+
+        b = ol.compute_g(16, lambda i: i * 0.5)
+        before = _host(b).copy()
+
+        def ahead(i):
+            return b[i + 2] - b[i]
+
+        ol.compute_g(14, ahead, out=b[:14])  # a view overlapping what it reads
+        np.testing.assert_array_equal(_host(b)[:14], before[2:] - before[:14])

@@ -279,6 +279,29 @@ def test_out_argument_of_another_dtype_or_shape_is_not_served_by_the_lane(be):
     assert fresh is not out64 and fresh.dtype == np.float64
 
 
+def test_out_overlapping_a_captured_array_is_staged_on_warm_calls_too(be, monkeypatch):
+    allocations: list[tuple[int, ...]] = []
+    real = be.allocate
+    monkeypatch.setattr(
+        be, "allocate", lambda shape, dts: allocations.append(shape) or real(shape, dts)
+    )
+    a, b = np.arange(5.0), np.zeros(5)
+    src = a
+
+    def plus_one(i):
+        return src[i] + 1.0
+
+    for _ in range(3):  # ping-pong: out never overlaps what is read, nothing is allocated
+        assert driver.run(be, plus_one, (5,), out=b) is b
+        src, b = b, src
+    assert allocations == [] and warm_lane_of(plus_one) is not None
+    for k in range(3):  # out is what is read: computed into a fresh array, then copied
+        before = src.copy()
+        assert driver.run(be, plus_one, (5,), out=src) is src
+        np.testing.assert_array_equal(src, before + 1.0)
+        assert len(allocations) == k + 1
+
+
 def test_out_the_backend_cannot_write_is_staged_on_warm_calls_too():
     be = InterpBackend(writable=False)
 
