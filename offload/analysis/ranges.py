@@ -11,7 +11,14 @@ An abstract interpretation over the CFG with widening. Facts used:
 * block arguments join the values passed along their incoming edges (loop induction
   variables of ``for range`` loops converge; unbounded ones are widened to the type);
 * a comparison a branch tests narrows its operands on each edge, and in every block that
-  edge dominates (``if i > 0:`` makes ``i >= 1`` in the then-block and below).
+  edge dominates (``if i > 0:`` makes ``i >= 1`` in the then-block and below);
+* a block with several incoming edges has the facts that hold on every one of them (the
+  union of each value's range over the edges), for the values defined before the block
+  (in a block that strictly dominates it): a loop entered under ``if step >= 1:`` keeps
+  ``step >= 1`` in its body, since the back edge carries the same fact;
+* a branch on a bool block argument narrows by each incoming edge's value (``a or b``
+  lowered to short-circuit blocks); a ``select(c, c, b)``/``select(c, a, c)`` condition
+  (``or``/``and`` of two evaluated bools) narrows through both arms.
 
 Bools are ranges within ``[0, 1]``. Non-integer values have no range (``None``).
 """
@@ -20,7 +27,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from offload.ir.cfg import immediate_dominators, predecessors, reverse_postorder
+from offload.ir.cfg import dominators, immediate_dominators, predecessors, reverse_postorder
 from offload.ir.core import Block, Branch, Function, Jump, Op, Value
 from offload.ir.ops import Opcode
 from offload.ir.types import ScalarType
@@ -93,6 +100,12 @@ class RangeFacts:
         self._idom = immediate_dominators(fn)
         self._preds = predecessors(fn)
         self._defs = {op.result: op for op in fn.ops()}
+        self._doms = dominators(fn)
+        self._home: dict[Value, Block] = dict.fromkeys(fn.params, fn.entry)
+        """The block defining each value (a parameter's is the entry)."""
+        for block in fn.blocks:
+            self._home.update((a, block) for a in block.args)
+            self._home.update((op.result, block) for op in block.ops)
         self._narrowing = False
         for k, p in enumerate(fn.params):
             if _ranged(p):
@@ -149,6 +162,10 @@ class RangeFacts:
                 narrowed = self._edge_facts(edges[0], block)
                 if narrowed is not None:
                     env.update(narrowed)
+            elif len(edges) > 1:
+                for v, joined in self._joined_facts(block, edges).items():
+                    known = env.get(v)
+                    env[v] = joined if known is None else (joined.intersect(known) or known)
             if env != self.block_facts.get(block):
                 self.block_facts[block] = env
                 changed = True
@@ -163,10 +180,15 @@ class RangeFacts:
                     changed = True
         return changed
 
-    def _join_args(self, block: Block, preds: list[Block], changes: dict[Value, int]) -> bool:
+    def _incoming(self, block: Block, preds: list[Block]) -> list[tuple[list[Value], Env]]:
+        """Each feasible edge into ``block``: the values it passes and the facts on it
+        (its source's, narrowed by the branch taken). An edge from a block without facts
+        yet (a back edge in the first round) is left out until it has them."""
         incoming: list[tuple[list[Value], Env]] = []
         for pred in dict.fromkeys(preds):
-            base = self.block_facts.get(pred, {})
+            if pred not in self.block_facts:
+                continue
+            base = self.block_facts[pred]
             t = pred.terminator
             pairs: list[tuple[list[Value], bool | None]] = []
             if isinstance(t, Jump) and t.target is block:
@@ -184,6 +206,33 @@ class RangeFacts:
                         continue  # an edge the facts prove is never taken
                     env.update(narrowed)
                 incoming.append((args, env))
+        return incoming
+
+    def _joined_facts(self, block: Block, preds: list[Block]) -> Env:
+        """Ranges that hold on every edge into ``block``, for values defined in a block
+        that strictly dominates it (a value defined in ``block`` or after it may differ
+        from the instance an edge's facts describe, e.g. on a loop's back edge)."""
+        incoming = self._incoming(block, preds)
+        if not incoming:
+            return {}
+        strict = self._doms.get(block, set()) - {block}
+        out: Env = {}
+        for v in incoming[0][1]:
+            if self._home.get(v) not in strict:
+                continue
+            joined: Range | None = None
+            for _, env in incoming:
+                r = self._lookup(env, v)
+                if r is None:
+                    joined = None
+                    break
+                joined = r if joined is None else joined.union(r)
+            if joined is not None:
+                out[v] = joined
+        return out
+
+    def _join_args(self, block: Block, preds: list[Block], changes: dict[Value, int]) -> bool:
+        incoming = self._incoming(block, preds)
         changed = False
         for k, arg in enumerate(block.args):
             if not _ranged(arg):
@@ -223,9 +272,24 @@ class RangeFacts:
     def _narrow(self, cond: Value, taken: bool, env: Env, depth: int) -> Env | None:
         """Facts that hold when ``cond == taken``; ``None`` if that cannot happen."""
         out: Env = {cond: Range(int(taken), int(taken))}
+        known = env.get(cond)
+        if known is not None and not known.lo <= int(taken) <= known.hi:
+            return None  # the facts already rule this value out
         op = self._defs.get(cond)
-        if op is None or depth > 4:
+        if depth > 4:
             return out
+        if op is None:
+            return self._narrow_arg(cond, taken, env, depth, out)
+        if op.opcode is Opcode.SELECT and _ranged(cond):
+            # ``c ? a : b == taken``: ``c`` and ``a == taken``, or not ``c`` and ``b == taken``.
+            c, a, b = op.operands
+            arms: list[Env] = []
+            for pick, arm in ((True, a), (False, b)):
+                sub = self._narrow(c, pick, env, depth + 1)
+                more = None if sub is None else self._narrow(arm, taken, {**env, **sub}, depth + 1)
+                if sub is not None and more is not None:
+                    arms.append({**sub, **more})
+            return _either(arms, out)
         if op.opcode is Opcode.NOT:
             sub = self._narrow(op.operands[0], not taken, env, depth + 1)
             return None if sub is None else {**sub, **out}
@@ -250,6 +314,26 @@ class RangeFacts:
         out[x], out[y] = nx, ny
         return out
 
+    def _narrow_arg(self, arg: Value, taken: bool, env: Env, depth: int, out: Env) -> Env | None:
+        """``_narrow`` of a bool block argument: its value on each incoming edge, narrowed
+        in that edge's facts; what holds on every edge that can pass ``taken``, for values
+        defined before the argument's block."""
+        block = self._home.get(arg)
+        if block is None or block is self.fn.entry or not _ranged(arg):
+            return out
+        k = block.args.index(arg)
+        incoming = self._incoming(block, [p for p in self._preds[block] if p in self._idom])
+        if not incoming:
+            return out
+        strict = self._doms.get(block, set()) - {block}
+        arms: list[Env] = []
+        for args, edge_env in incoming:
+            sub = self._narrow(args[k], taken, edge_env, depth + 1)
+            if sub is not None:
+                facts = {**edge_env, **sub}
+                arms.append({v: r for v, r in facts.items() if self._home.get(v) in strict})
+        return _either(arms, out)
+
     def _transfer(self, op: Op, env: Env) -> Range | None:
         from offload.analysis.range_transfer import transfer
 
@@ -263,6 +347,22 @@ class RangeFacts:
             return Range(0, self.index_limit - 1)
         assert isinstance(op.result.type, ScalarType)
         return transfer(op, operands, op.result.type)
+
+
+def _either(arms: list[Env], out: Env) -> Env | None:
+    """What holds when one of ``arms`` holds (``None`` if none can), with ``out``: each
+    value's range joined over the arms, for the values every arm has a range for."""
+    if not arms:
+        return None
+    joined: Env = {}
+    for v, r in arms[0].items():
+        union: Range | None = r
+        for arm in arms[1:]:
+            other = arm.get(v)
+            union = None if other is None or union is None else union.union(other)
+        if union is not None:
+            joined[v] = union
+    return {**joined, **out}
 
 
 def _rel_lt(a: Range, b: Range, taken: bool) -> tuple[Range | None, Range | None]:
