@@ -55,23 +55,54 @@ def device_span(x: Any) -> tuple[int, int] | None:
     return low, high + item
 
 
+def _cupy_memory(x: Any) -> Any:
+    """The CuPy allocation object under ``x`` (a view shares its base's), or ``None`` for
+    other arrays and for ``UnownedMemory`` (which may wrap any address)."""
+    mem = getattr(getattr(x, "data", None), "mem", None)
+    return None if mem is None or type(mem).__name__ == "UnownedMemory" else mem
+
+
+def _spans_meet(a: Any, b: Any) -> bool:
+    sa, sb = device_span(a), device_span(b)
+    return sa is not None and sb is not None and sa[0] < sb[1] and sb[0] < sa[1]
+
+
+def _host_overlap(out: np.ndarray[Any, Any], value: Any) -> bool:
+    if isinstance(value, np.ndarray):
+        return bool(np.may_share_memory(out, value))
+    if hasattr(value, "__cuda_array_interface__"):
+        return False
+    try:  # another host array-like (``__array_interface__``): NumPy reads its bounds
+        return bool(np.may_share_memory(out, value))
+    except Exception:
+        return True  # unknown: copying is always correct
+
+
 def may_overlap(out: Any, value: Any) -> bool:
     """Whether ``out`` and captured array ``value`` may share memory (see the module)."""
-    if isinstance(out, np.ndarray):
-        if isinstance(value, np.ndarray):
-            return bool(np.may_share_memory(out, value))
-        if hasattr(value, "__cuda_array_interface__"):
-            return False
-        try:  # another host array-like (``__array_interface__``): NumPy reads its bounds
-            return bool(np.may_share_memory(out, value))
-        except Exception:
-            return True  # unknown: copying is always correct
-    if isinstance(value, np.ndarray):
-        return False
-    a, b = device_span(out), device_span(value)
-    return a is not None and b is not None and a[0] < b[1] and b[0] < a[1]
+    return overlapping((out,), (value,), (0,))
 
 
 def overlapping(outs: Sequence[Any], values: Sequence[Any], arrays: Sequence[int]) -> bool:
-    """Whether any of ``outs`` may share memory with ``values[k]`` for ``k`` in ``arrays``."""
-    return any(may_overlap(o, values[k]) for o in outs for k in arrays)
+    """Whether any of ``outs`` may share memory with ``values[k]`` for ``k`` in ``arrays``.
+
+    The warm path with ``out=`` asks this on every call, so the common device case is
+    cheap: two CuPy arrays over different allocations (their ``data.mem``) do not overlap
+    without computing a span."""
+    for out in outs:
+        if isinstance(out, np.ndarray):
+            if any(_host_overlap(out, values[k]) for k in arrays):
+                return True
+            continue
+        mem = _cupy_memory(out)
+        for k in arrays:
+            value = values[k]
+            if isinstance(value, np.ndarray):
+                continue
+            if mem is not None:
+                other = _cupy_memory(value)
+                if other is not None and other is not mem:
+                    continue
+            if _spans_meet(out, value):
+                return True
+    return False

@@ -68,3 +68,24 @@ def test_overlapping_checks_only_the_array_positions():
     assert overlapping([a], values, [0, 2])
     assert not overlapping([a], values, [2])
     assert not overlapping([np.zeros(8)], values, [0, 2])
+
+
+class FakeCupy:
+    """A CuPy-like array: ``data`` is a pointer object whose ``mem`` is the allocation."""
+
+    def __init__(self, a: np.ndarray[Any, Any], mem: object) -> None:
+        self.data = type("Ptr", (), {"ptr": a.ctypes.data, "mem": mem})()
+        self.shape, self.strides, self.itemsize = a.shape, a.strides, a.itemsize
+
+
+class UnownedMemory:
+    """Named as CuPy's wrapper of foreign memory: its arrays are checked by span."""
+
+
+def test_cupy_arrays_over_different_allocations_do_not_overlap_without_a_span():
+    a = np.zeros(10)
+    one, two = object(), object()
+    assert not may_overlap(FakeCupy(a, one), FakeCupy(a, two))  # by allocation alone
+    assert may_overlap(FakeCupy(a[2:], one), FakeCupy(a[:5], one))  # one allocation: spans
+    assert not may_overlap(FakeCupy(a[5:], one), FakeCupy(a[:5], one))
+    assert may_overlap(FakeCupy(a, UnownedMemory()), FakeCupy(a[3:], two))  # foreign: spans
