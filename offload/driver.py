@@ -34,7 +34,7 @@ from offload.frontend.lower import Lowered, capture_type_key, lower
 from offload.frontend.source import get_source
 from offload.ir.core import Function
 from offload.ir.resultcast import cast_results
-from offload.ir.types import ArrayType, ScalarType, scalar_of_dtype
+from offload.ir.types import ScalarType, scalar_of_dtype
 from offload.opt.manager import run_pipeline
 from offload.options import CompileOptions
 from offload.runtime.overlap import overlapping
@@ -227,9 +227,7 @@ def _run(  # noqa: PLR0917
     outs = _outputs(backend, shape, compiled.dtypes, out)
     targets = outs
     if out is not None:
-        caps = compiled.ir.captures
-        arrays = [k for k, c in enumerate(caps) if isinstance(c.type, ArrayType)]
-        targets = _staged(backend, shape, compiled.dtypes, outs, values, arrays)
+        targets = _staged(backend, shape, compiled.dtypes, outs, values, compiled.arrays)
     if 0 not in shape:
         compiled.kernel.launch(shape, targets, backend.prepare_captures(values))
     if out is not None:

@@ -10,7 +10,7 @@ lookup (backend, options, globals, rank and the kind of ``dtype=``/``out=`` argu
 from __future__ import annotations
 
 import types
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -29,6 +29,12 @@ class Compiled:
     ir: Function
     kernel: Kernel
     dtypes: tuple[np.dtype[Any], ...]
+    arrays: tuple[int, ...] = field(init=False)
+    """Positions of the captured arrays (an ``out=`` must not overlap them)."""
+
+    def __post_init__(self) -> None:
+        caps = self.ir.captures
+        self.arrays = tuple(k for k, c in enumerate(caps) if isinstance(c.type, ArrayType))
 
 
 class Memo:
@@ -77,10 +83,7 @@ class Memo:
         self.kernel = compiled.kernel
         self.dtypes = compiled.dtypes
         self.single = len(compiled.dtypes) == 1
-        self.arrays = tuple(
-            k for k, c in enumerate(compiled.ir.captures) if isinstance(c.type, ArrayType)
-        )
-        """Positions of the captured arrays (an ``out=`` must not overlap them)."""
+        self.arrays = compiled.arrays
         self.read = read
         # What the warm lane accepts of the next call's dtype=/out= arguments without
         # re-deriving ``want``: the same immutable dtype= object (or none), or one out=

@@ -32,6 +32,7 @@ from offload.runtime.gpu import device_info, load_cupy
 from offload.runtime.memory import (
     ManagedBuffer,
     ManagedPool,
+    cupy_c_contiguous,
     frozen_table,
     input_view,
     managed_buffer,
@@ -166,8 +167,7 @@ class GPUBackend:
             return isinstance(out, np.ndarray) and bool(out.flags.c_contiguous)
         cp = self._cp
         if cp is not None and type(out) is cp.ndarray:  # the warm device-mode out=
-            flag = getattr(out, "_c_contiguous", None)  # CuPy's flag, without a Flags object
-            return bool(out.flags.c_contiguous if flag is None else flag)
+            return cupy_c_contiguous(out)
         try:
             output_pointer(out)
         except (TypeError, ValueError):

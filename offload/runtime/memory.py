@@ -259,6 +259,12 @@ def input_view(
     return view
 
 
+def cupy_c_contiguous(x: Any) -> bool:
+    """Whether CuPy array ``x`` is C-contiguous (its flag, without building a Flags object)."""
+    flag = getattr(x, "_c_contiguous", None)
+    return bool(x.flags.c_contiguous if flag is None else flag)
+
+
 def output_pointer(x: Any) -> int:
     """The device address of output array ``x`` (a managed NumPy array, a device array or a
     ``DeviceView``), which must be C-contiguous; the warm path, so no view is built."""
@@ -270,8 +276,7 @@ def output_pointer(x: Any) -> int:
     if isinstance(x, DeviceView):
         return x.ptr
     if t.__name__ == "ndarray" and t.__module__.startswith("cupy"):
-        contiguous = getattr(x, "_c_contiguous", None)  # CuPy's flag, without a Flags object
-        if not (x.flags.c_contiguous if contiguous is None else contiguous):
+        if not cupy_c_contiguous(x):
             raise ValueError("compute_g out= arrays must be C-contiguous")
         return int(x.data.ptr)
     if isinstance(x, np.ndarray):
