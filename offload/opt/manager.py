@@ -59,7 +59,7 @@ REGISTRY: dict[str, Callable[[CompileOptions], Pass]] = _registry()
 
 DEFAULT_PIPELINE = (
     "simplifycfg,fold,copyprop,cse,dce,divmod,fold,cse,select,simplifycfg,"
-    "fold,copyprop,divmod,cse,fold,licm,unroll,fold,cse,licm,dce,simplifycfg"
+    "fold,copyprop,divmod,cse,fold,licm,unroll,divmod,fold,cse,licm,dce,simplifycfg"
 )
 """The pipeline every backend runs unless ``CompileOptions.pipeline`` says otherwise.
 

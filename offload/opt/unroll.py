@@ -72,7 +72,12 @@ def _plan(n: Range, s: Range, t: ScalarType, times: int) -> tuple[int, int | Non
     full = type_range(t)
     limit = min((n.lo - full.lo) // times, full.hi // times, s.hi)
     if limit >= max(1, s.lo):
-        return limit, None  # the facts bound n well enough: no run-time test on n
+        # Tighter where n's bound leaves room: steps up to (tmax - n.hi + 1) / (times+1)
+        # keep each add of an unrolled trip (k + s, ..., k + (times+1)*s from k < n)
+        # inside the type by interval facts alone, so range facts keep the counter's lower
+        # bound through U (and fold a negative-index wrap test on it).
+        room = (full.hi - n.hi + 1) // (times + 1)
+        return (min(limit, room) if room >= max(1, s.lo) else limit), None
     if not t.is_signed:
         return None  # n near 0 would need a floor that excludes the loops worth unrolling
     # Checking n at run time: split the headroom, steps up to tmax/(2*times) and n at least
@@ -130,14 +135,9 @@ def _unroll(fn: Function, loop: CountedLoop, factor: int) -> bool:
         block.ops.append(Op(opcode, operands, result, dict(attrs)))
         return result
 
-    # m = n - (factor-1)*s, exact (no wrap) whenever the checks below pass: see _plan.
-    s_const = const_value(definitions(fn), loop.step)
-    if isinstance(s_const, int):
-        times_s = emit(pre, Opcode.CONST, [], k.type, value=(factor - 1) * s_const)
-    else:
-        times = emit(pre, Opcode.CONST, [], k.type, value=factor - 1)
-        times_s = emit(pre, Opcode.MUL, [loop.step, times], k.type)
-    m = emit(pre, Opcode.SUB, [loop.bound, times_s], k.type)
+    # The checks first; m = n - (factor-1)*s after them, in a block of its own that only
+    # the passing edge reaches: m is exact (no wrap) there (see _plan), and the range facts
+    # of that edge (1 <= s <= limit) bound m, so they bound the counter U tests against m.
     checks: list[Value] = []
     if rs.lo < 1:  # a step that is not positive runs the original loop only
         one = emit(pre, Opcode.CONST, [], k.type, value=1)
@@ -150,11 +150,18 @@ def _unroll(fn: Function, loop: CountedLoop, factor: int) -> bool:
         checks.append(emit(pre, Opcode.GE, [loop.bound, low], BOOL))
     while len(checks) > 1:
         checks = [emit(pre, Opcode.AND, checks[:2], BOOL), *checks[2:]]
-    pre.terminator = (
-        Branch(checks[0], head, list(pre.args), header, list(pre.args))
-        if checks
-        else Jump(head, list(pre.args))
-    )
+    bound = pre
+    if checks:
+        bound = fresh("unroll_bound")
+        pre.terminator = Branch(checks[0], bound, list(pre.args), header, list(pre.args))
+    s_const = const_value(definitions(fn), loop.step)
+    if isinstance(s_const, int):
+        times_s = emit(bound, Opcode.CONST, [], k.type, value=(factor - 1) * s_const)
+    else:
+        times = emit(bound, Opcode.CONST, [], k.type, value=factor - 1)
+        times_s = emit(bound, Opcode.MUL, [loop.step, times], k.type)
+    m = emit(bound, Opcode.SUB, [loop.bound, times_s], k.type)
+    bound.terminator = Jump(head, list(bound.args))
 
     # U continues while k + (factor-1)*s < n holds exactly (k < m, m exact): with s >= 1 the
     # factor iterations k, k+s, ..., k+(factor-1)*s all pass the original test `k < n` and
@@ -175,7 +182,7 @@ def _unroll(fn: Function, loop: CountedLoop, factor: int) -> bool:
     body.terminator = Jump(head, current, latch.span)
 
     # The edges that entered the loop now enter the guard.
-    enter_before(fn, loop, pre, [pre, head, body])
+    enter_before(fn, loop, pre, list(dict.fromkeys([pre, bound, head, body])))
     return True
 
 

@@ -11,12 +11,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from offload.analysis.ranges import RangeFacts
 from offload.ir.core import Function
 from offload.ir.interp import StepLimitExceeded, compute
 from offload.ir.parser import parse_function
 from offload.ir.printer import print_function
 from offload.ir.verifier import verify
+from offload.opt.manager import run_pipeline
 from offload.opt.unroll import Unroll
+from offload.options import CompileOptions
 from tests.opt.golden import filecheck
 from tests.strategies.programs import programs, same_results
 
@@ -279,23 +282,42 @@ def test_captured_step_loop_is_entered_only_for_a_positive_bounded_step() -> Non
         print_function(out),
         """\
         CHECK: ^unroll_pre.1(%[[K0:k.[0-9]+]]: i64, %[[A0:acc.[0-9]+]]: f32):
-        CHECK: %[[T:[0-9]+]] = mul %p1.2, %{{[0-9]+}} : i64
-        CHECK: %[[M:[0-9]+]] = sub %5, %[[T]] : i64
         CHECK: %[[POS:[0-9]+]] = ge %p1.2, %{{[0-9]+}} : bool
-        CHECK: %[[TOP:[0-9]+]] = const 3074457345618258602 : i64
+        CHECK: %[[TOP:[0-9]+]] = const 1152921504606846976 : i64
         CHECK: %[[SMALL:[0-9]+]] = le %p1.2, %[[TOP]] : bool
         CHECK: %[[OK:[0-9]+]] = and %[[POS]], %[[SMALL]] : bool
-        CHECK: condbr %[[OK]], ^unroll.2(%[[K0]], %[[A0]]), ^loop.4(%[[K0]], %[[A0]])
-        CHECK: ^unroll.2(%[[K:k.[0-9]+]]: i64
+        CHECK: condbr %[[OK]], ^unroll_bound.2(%[[K0]], %[[A0]]), ^loop.5(%[[K0]], %[[A0]])
+        CHECK: ^unroll_bound.2(%[[K1:k.[0-9]+]]: i64, %[[A1:acc.[0-9]+]]: f32):
+        CHECK: %[[T:[0-9]+]] = mul %p1.2, %{{[0-9]+}} : i64
+        CHECK: %[[M:[0-9]+]] = sub %5, %[[T]] : i64
+        CHECK: br ^unroll.3(%[[K1]], %[[A1]])
+        CHECK: ^unroll.3(%[[K:k.[0-9]+]]: i64
         CHECK-NEXT: lt %[[K]], %[[M]] {unrolled = 4} : bool
-        CHECK: ^unroll_body.3:
+        CHECK: ^unroll_body.4:
         CHECK-COUNT-4: load %x.1
         CHECK-NOT: load %x.1
-        CHECK: br ^unroll.2(
-        CHECK: ^loop.4(
+        CHECK: br ^unroll.3(
+        CHECK: ^loop.5(
         CHECK: select %7,
         """,
     )
+
+
+def test_unrolled_counter_keeps_its_lower_bound_so_the_wrap_tests_fold() -> None:
+    """The bound ``m`` is computed after the step checks and the step limit leaves room for
+    a whole trip's adds, so range facts keep ``k >= 0`` through the unrolled loop; the
+    default pipeline's ``divmod`` after ``unroll`` then drops each copy's ``k < 0`` wrap."""
+    out = run_pipeline(parse_function(PARTIAL_DOT), CompileOptions())
+    text = print_function(out)
+    unrolled = text[text.index("\n^unroll_body") : text.index("\n^loop")]
+    assert unrolled.count("load %x.1") == 4, text
+    assert "select" not in unrolled, text
+    facts = RangeFacts(out)
+    body = next(b for b in out.blocks if b.hint == "unroll_body")
+    head = next(b for b in out.blocks if b.hint == "unroll")
+    k = head.args[0]
+    r = facts.range_of(k, body)
+    assert r is not None and r.lo >= 0, text
 
 
 def test_csr_row_with_int32_bounds_needs_no_run_time_guard() -> None:
