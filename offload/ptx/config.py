@@ -1,8 +1,9 @@
 """Launch configuration from a compiled kernel's resources (pure functions, unit-tested).
 
 The kernel walks the index space with grid-stride loops: the x dimension of the grid walks
-the last (contiguous) axis of the result, the y dimension walks the rows (all leading axes
-flattened). So any shape is covered by any grid; the grid only has to fill the machine.
+the last (contiguous) axis of the result, the y dimension the axis before it, the z
+dimension the leading axes (flattened). So any shape is covered by any grid; the grid only
+has to fill the machine.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from dataclasses import dataclass
 
 WARP = 32
 MAX_GRID_Y = 65535
+MAX_GRID_Z = 65535
 REG_ALLOC_UNIT = 256
 """Registers are allocated per warp in units of 256 (sm_70 .. sm_90)."""
 MAX_BLOCKS_PER_SM = 32
@@ -72,19 +74,22 @@ def launch_config(
     max_threads_per_sm: int = 2048,
 ) -> LaunchConfig:
     """Block and grid for ``shape``: a block shaped to the last axis (at least a warp
-    wide, so loads along it coalesce), and at most ``WAVES`` waves of resident blocks."""
+    wide, so loads along it coalesce), and at most ``WAVES`` waves of resident blocks, the
+    grid's y and z filled after x (rows, then planes)."""
     block, per_sm = choose_block_size(
         num_regs, max_threads_per_block, regs_per_sm, max_threads_per_sm
     )
     last = shape[-1] if shape else 1
-    rows = math.prod(shape[:-1]) if shape else 1
+    rows = shape[-2] if len(shape) >= 2 else 1
+    planes = math.prod(shape[:-2]) if len(shape) >= 3 else 1
     bx = min(block, max(WARP, 1 << max(0, (last - 1).bit_length())))
     by = max(1, block // bx)
     target = max(1, per_sm * sm_count * WAVES)
     gx = max(1, min(-(-last // bx), target))
     gy = max(1, min(-(-rows // by), max(1, target // gx), MAX_GRID_Y))
+    gz = max(1, min(planes, max(1, target // (gx * gy)), MAX_GRID_Z))
     occupancy = per_sm * block / max_threads_per_sm
-    return LaunchConfig((gx, gy, 1), (bx, by, 1), per_sm, min(1.0, occupancy))
+    return LaunchConfig((gx, gy, gz), (bx, by, 1), per_sm, min(1.0, occupancy))
 
 
 MAX_GRID_X = 2**31 - 1

@@ -5,11 +5,13 @@ either pointer + extents + element strides (arrays) or the typed value (scalars)
 bounds-fault record when bounds checking is on. Pointers give the PTX a plain ABI that CuPy
 launches in a few microseconds (a numba dispatcher launch costs 20-60 us).
 
-Index space to threads -- why a 2-D grid rather than one flat index: the x dimension walks
-the last (contiguous) axis, so neighbouring threads touch neighbouring elements (coalesced),
-and the y dimension walks the rows (all leading axes flattened, split back into indices by
-one divmod per *row*, not per element: a 64-bit division is ~40 instructions on the GPU).
-Both are grid-stride loops, so any shape is covered by any grid.
+Index space to threads -- why the grid's axes and not one flat index: the x dimension walks
+the last (contiguous) axis, so neighbouring threads touch neighbouring elements (coalesced);
+the y dimension walks the axis before it, and z the leading axes (flattened for rank 4 and
+up, and split back into indices by one divmod per *plane*, not per element: a 64-bit
+division is ~40 instructions on the GPU). All are grid-stride loops, so any shape is covered
+by any grid; up to rank 3 no thread divides at all (a per-row divmod cost 7pt-stencil a
+quarter of its issue slots when each thread ran one element).
 
 Index width: a kernel is built with ``index_bits`` 64 (counters, extents and strides are
 int64: any size) or 32 (all of them int32, and the body's IR narrowed by
@@ -117,34 +119,49 @@ def _skeleton(name: str, params: list[Param], rank: int, bits: int) -> str:
     int64, and a variable assigned both widths would be widened."""
     t = f"np.int{bits}"
     ext = [h.extent_param(k) for k in range(rank)]
-    nrows = " * ".join(ext[:-1]) if rank >= 2 else "1"
+    nplanes = " * ".join(ext[:-2]) if rank >= 3 else "1"
+    nrows = ext[-2] if rank >= 2 else "1"
     nlast = ext[-1] if rank >= 1 else "1"
     col = h.index_var(rank - 1) if rank >= 1 else "col"
+    row = h.index_var(rank - 2) if rank >= 2 else "row"
     split: list[str] = []
-    if rank == 2:
-        split = [f"{h.index_var(0)} = row"]
-    elif rank > 2:
-        split = ["rest = row"]
-        for k in range(rank - 2, 0, -1):
+    if rank == 3:
+        split = [f"{h.index_var(0)} = plane"]
+    elif rank > 3:
+        split = ["rest = plane"]
+        for k in range(rank - 3, 0, -1):
             split += [f"{h.index_var(k)} = {t}(rest % {ext[k]})", f"rest = {t}(rest // {ext[k]})"]
         split.append(f"{h.index_var(0)} = rest")
+
+    def thread(axis: str) -> list[str]:
+        return [
+            f"    t{axis} = {t}({t}(cuda.threadIdx.{axis}) + {t}(cuda.blockIdx.{axis})"
+            f" * {t}(cuda.blockDim.{axis}))",
+            f"    s{axis} = {t}({t}(cuda.blockDim.{axis}) * {t}(cuda.gridDim.{axis}))",
+        ]
+
     i8 = " " * 8
     lines = [
         f"def {name}({', '.join(p.name for p in params)}):",
-        f"    tx = {t}({t}(cuda.threadIdx.x) + {t}(cuda.blockIdx.x) * {t}(cuda.blockDim.x))",
-        f"    sx = {t}({t}(cuda.blockDim.x) * {t}(cuda.gridDim.x))",
-        f"    row = {t}({t}(cuda.threadIdx.y) + {t}(cuda.blockIdx.y) * {t}(cuda.blockDim.y))",
-        f"    sy = {t}({t}(cuda.blockDim.y) * {t}(cuda.gridDim.y))",
+        *thread("x"),
+        *thread("y"),
+        *thread("z"),
+        f"    nplanes = {t}({nplanes})",
         f"    nrows = {t}({nrows})",
         f"    nlast = {t}({nlast})",
-        "    while row < nrows:",
+        "    plane = tz",
+        "    while plane < nplanes:",
         *(i8 + s for s in split),
-        f"        {col} = tx",
-        f"        while {col} < nlast:",
-        f"            {h.LINEAR} = {t}(row * nlast + {col})",
-        f"            {BODY_MARKER}",
-        f"            {col} = {t}({col} + sx)",
-        f"        row = {t}(row + sy)",
+        f"        {row} = ty",
+        f"        while {row} < nrows:",
+        f"            lrow = {t}(plane * nrows + {row})",
+        f"            {col} = tx",
+        f"            while {col} < nlast:",
+        f"                {h.LINEAR} = {t}(lrow * nlast + {col})",
+        f"                {BODY_MARKER}",
+        f"                {col} = {t}({col} + sx)",
+        f"            {row} = {t}({row} + sy)",
+        f"        plane = {t}(plane + sz)",
     ]
     return "\n".join(lines) + "\n"
 

@@ -47,13 +47,27 @@ def test_rows_beyond_the_grid_y_limit_are_covered_by_grid_stride():
     assert cfg.grid[0] * cfg.grid[1] <= 132 * cfg.blocks_per_sm * WAVES
 
 
+def test_rank_3_walks_rows_with_grid_y_and_planes_with_grid_z():
+    cfg = launch_config((162, 258, 258), num_regs=32, max_threads_per_block=1024, **H100)
+    assert cfg.grid[0] * cfg.block[0] >= 258  # one x pass covers a row
+    assert cfg.grid[1] * cfg.block[1] >= 258  # one y pass covers a plane
+    assert 1 < cfg.grid[2] <= 162
+    assert math.prod(cfg.grid) <= 132 * cfg.blocks_per_sm * WAVES
+
+
+def test_planes_beyond_the_grid_z_limit_are_covered_by_grid_stride():
+    cfg = launch_config((2**20, 1, 1, 40), num_regs=32, max_threads_per_block=1024, **H100)
+    assert cfg.grid[2] <= 65535
+
+
 @given(
     shape=st.lists(st.integers(1, 5000), min_size=1, max_size=4).map(tuple),
     regs=st.integers(8, 255),
 )
 def test_grid_is_at_most_waves_of_resident_blocks_and_never_empty(shape, regs):
     cfg = launch_config(shape, num_regs=regs, max_threads_per_block=1024, **H100)
-    blocks = cfg.grid[0] * cfg.grid[1]
+    blocks = math.prod(cfg.grid)
+    assert cfg.grid[1] <= 65535 and cfg.grid[2] <= 65535
     assert 1 <= blocks <= max(1, cfg.blocks_per_sm * 132 * WAVES)
     # never more threads along x than the last axis needs (rounded to a warp / a block)
     assert cfg.grid[0] * cfg.block[0] < shape[-1] + cfg.block[0]

@@ -40,7 +40,8 @@ def conv5(y, x):
 
 
 def plane(t):
-    return t % 7 * 3 // 2 + t // 9
+    n = src.shape[0]  # a run-time divisor: a real division, not a multiply by a constant
+    return t % n * 3 // 2 + t // (n + 9)
 
 
 @functools.cache
