@@ -99,6 +99,8 @@ def portable_math(fn: str, args: list[ast.expr], t: ScalarType) -> ast.expr:
     """``MATH fn`` through the ``math`` module, which numba types as ``t`` for float32 and
     float64 on both the CPU and the CUDA target; ``rint`` (which ``math`` lacks) is built
     from arithmetic that rounds half to even."""
+    if fn == "rsqrt":
+        return expr("one / math.sqrt(x)", one=const(1.0, t), x=args[0])
     if fn == "rint":
         x = args[0]
         m = const(MAGIC_RINT[t.name], t)

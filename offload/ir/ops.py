@@ -148,6 +148,7 @@ not fault in this IR (it gives 0, like NumPy), so it is safe to speculate."""
 # keep the operand's float type (the frontend casts to int where Python's builtin does).
 MATH_FUNCTIONS: dict[str, int] = {
     "sqrt": 1,
+    "rsqrt": 1,  # 1/sqrt(x): made only by fastmath's ``fold`` (no user spelling)
     "exp": 1,
     "exp2": 1,
     "expm1": 1,

@@ -151,8 +151,15 @@ def _math_via_double(fn: Callable[[float], float]) -> Callable[[Scalar], Scalar]
     return apply
 
 
+def _rsqrt(x: Scalar) -> Scalar:
+    """``1/sqrt(x)`` rounded twice, in ``x``'s type: what the fastmath rewrite replaced
+    (a device's approximate reciprocal square root may differ by a few ulps)."""
+    return x.dtype.type(1) / np.sqrt(x)  # type: ignore[no-any-return]
+
+
 _MATH: dict[str, Callable[..., Scalar]] = {
     "sqrt": np.sqrt,
+    "rsqrt": _rsqrt,
     "exp": np.exp,
     "exp2": np.exp2,
     "expm1": np.expm1,

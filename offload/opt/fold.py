@@ -170,6 +170,17 @@ def _absorb_right(value_of: str) -> Apply:
     return apply
 
 
+def _reciprocal_sqrt(op: Op, rw: Rewriter) -> Value | None:
+    """``1.0 / sqrt(x)`` -> ``rsqrt(x)`` under fastmath only: one approximate instruction on
+    a GPU for two correctly rounded ones (the result may differ by a few ulps)."""
+    if not (rw.fastmath and _t(op).is_float and rw.is_const(op.operands[0], 1.0)):
+        return None
+    root = rw.def_of(op.operands[1], Opcode.MATH)
+    if root is None or root.attrs.get("fn") != "sqrt":
+        return None
+    return rw.emit(Opcode.MATH, list(root.operands), _t(op), {"fn": "rsqrt"})
+
+
 def _shift_zero(op: Op, rw: Rewriter) -> Value | None:
     return op.operands[0] if _right_is(op, rw, 0) else None
 
@@ -238,6 +249,7 @@ RULES: tuple[Rule, ...] = (
     Rule("floordiv-one", Op_.FLOORDIV, "x // 1 -> x", _div_one),
     Rule("div-one", Op_.DIV, "x / 1 -> x (truncating)", _div_one),
     Rule("truediv-one", Op_.TRUEDIV, "x / 1.0 -> x (exact)", _div_one),
+    Rule("rsqrt", Op_.TRUEDIV, "1.0 / sqrt(x) -> rsqrt(x)  (fastmath only)", _reciprocal_sqrt),
     Rule("floormod-one", Op_.FLOORMOD, "x % 1 -> 0  (ints)", _mod_one),
     Rule("rem-one", Op_.REM, "rem(x, 1) -> 0  (ints)", _mod_one),
     Rule("min-self", Op_.MIN, "min(x, x) -> x", _idempotent),

@@ -23,7 +23,7 @@ from offload.ir.core import Function
 from offload.ir.ops import Opcode
 from offload.ir.tile_ops import tile_of
 from offload.ir.types import I32, ArrayType, ScalarType
-from offload.ptx.intrinsics import NSW_FUNCTIONS
+from offload.ptx.intrinsics import NSW_FUNCTIONS, RSQRT_FUNCTIONS
 
 ERR_SLOTS = 4
 """``olerr`` holds: [0] fault flag (1), [1] source line, [2] capture index, [3] element."""
@@ -124,6 +124,11 @@ class PointerHooks(BaseHooks):
             # bool arrays travel as uint8 pointers (numba cannot store i1 through a bool*).
             return expr("r != np.uint8(0)", r=read)
         return read
+
+    def math(self, fn: str, args: list[ast.expr], t: ScalarType) -> ast.expr:
+        if fn == "rsqrt" and t.dtype.name in RSQRT_FUNCTIONS:
+            return ast.Call(name(RSQRT_FUNCTIONS[t.dtype.name]), args, [])
+        return super().math(fn, args, t)
 
     def shape(self, capture_index: int, axis: int) -> ast.expr:
         return name(cap_extent(capture_index, axis))

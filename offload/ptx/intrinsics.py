@@ -34,12 +34,23 @@ def _wrapping(op: Callable[[int, int], int]) -> Callable[[Any, Any], np.int32]:
     return fn
 
 
-SIMULATOR_FUNCTIONS: dict[str, Callable[[Any, Any], np.int32]] = {
+RSQRT_FUNCTIONS = {"float32": "rsqrt_f32", "float64": "rsqrt_f64"}
+"""Float type -> the kernel-source name of its reciprocal square root (``MATH rsqrt``, made
+only under fastmath): libdevice's ``rsqrtf``/``rsqrt``, one ``rsqrt.approx`` instruction
+where ``1 / sqrt(x)`` takes an approximate square root and an approximate division."""
+
+
+def _rsqrt(x: Any) -> Any:
+    return type(x)(1) / np.sqrt(x)
+
+
+SIMULATOR_FUNCTIONS: dict[str, Callable[..., Any]] = {
     NSW_FUNCTIONS["add"]: _wrapping(lambda a, b: a + b),
     NSW_FUNCTIONS["sub"]: _wrapping(lambda a, b: a - b),
     NSW_FUNCTIONS["mul"]: _wrapping(lambda a, b: a * b),
+    **dict.fromkeys(RSQRT_FUNCTIONS.values(), _rsqrt),
 }
-"""The simulator's equivalents: the int32 result of the exact int64 operation."""
+"""The simulator's equivalents: the int32 result of the exact int64 operation; ``1/sqrt``."""
 
 
 def _nsw_intrinsic(instruction: str) -> Any:
@@ -71,4 +82,9 @@ def _nsw_intrinsic(instruction: str) -> Any:
 def device_intrinsics() -> dict[str, Any]:
     """The intrinsics by kernel-source name (built on first use: importing this module
     does not import numba)."""
-    return {name: _nsw_intrinsic(inst) for inst, name in NSW_FUNCTIONS.items()}
+    from numba.cuda import libdevice
+
+    found: dict[str, Any] = {name: _nsw_intrinsic(inst) for inst, name in NSW_FUNCTIONS.items()}
+    found[RSQRT_FUNCTIONS["float32"]] = libdevice.rsqrtf
+    found[RSQRT_FUNCTIONS["float64"]] = libdevice.rsqrt
+    return found

@@ -217,6 +217,23 @@ def test_wrapping_and_floor_division_through_the_interpreter(i: int, j: int) -> 
     assert isinstance(root, np.float64) and root.dtype == F64.dtype
 
 
+@given(x=st.floats(0.0, 1.0000000150474662e30, width=32))
+def test_rsqrt_is_one_over_sqrt_in_the_operand_type(x: float) -> None:
+    fn = _parse(
+        """\
+        func @f(index %i.0: i64, capture "x" %x.1: f32) -> (f32) {
+        ^entry.0:
+          %2 = math %x.1 {fn = rsqrt} : f32
+          return %2
+        }
+        """
+    )
+    (got,) = evaluate(fn, [0], [np.float32(x)])
+    with np.errstate(divide="ignore"):
+        want = np.float32(1) / np.sqrt(np.float32(x))
+    assert isinstance(got, np.float32) and got == want
+
+
 def test_unverified_use_of_an_uncomputed_value_is_an_interpreter_error() -> None:
     b = Builder("bad", 0)
     ghost = Value(I64, "ghost")

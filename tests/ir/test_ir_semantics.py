@@ -332,6 +332,7 @@ _UFUNC = {
     "hypot": np.hypot,
     "copysign": np.copysign,
     "fmod": np.fmod,
+    "rsqrt": lambda x: np.ones_like(x) / np.sqrt(x),  # fastmath's rewrite of 1/sqrt(x)
 }
 
 

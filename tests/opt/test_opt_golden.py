@@ -32,6 +32,26 @@ def test_fold_drops_float_add_of_zero_under_fastmath() -> None:
     assert run_text("fold,dce", src, fastmath=True) == HF + "  return %x.1\n}\n"
 
 
+RECIP_SQRT = HF + (
+    "  %2 = math %x.1 {fn = sqrt} : f64\n  %3 = const 1.0 : f64\n"
+    "  %4 = truediv %3, %2 : f64\n  return %4\n}\n"
+)
+
+
+def test_fold_keeps_one_over_sqrt_without_fastmath() -> None:
+    filecheck(run_text("fold,dce", RECIP_SQRT), "CHECK: math %x.1 {fn = sqrt}\nCHECK: truediv")
+
+
+def test_fold_makes_one_over_sqrt_a_reciprocal_square_root_under_fastmath() -> None:
+    out = run_text("fold,dce", RECIP_SQRT, fastmath=True)
+    assert out == HF + "  %2 = math %x.1 {fn = rsqrt} : f64\n  return %2\n}\n"
+
+
+def test_fold_keeps_two_over_sqrt_under_fastmath() -> None:
+    src = RECIP_SQRT.replace("const 1.0", "const 2.0")
+    filecheck(run_text("fold,dce", src, fastmath=True), "CHECK: truediv\nCHECK-NOT: rsqrt")
+
+
 def test_fold_keeps_float_multiply_by_zero_without_fastmath() -> None:
     src = HF + "  %2 = const 0.0 : f64\n  %3 = mul %x.1, %2 : f64\n  return %3\n}\n"
     filecheck(run_text("fold,dce", src), "CHECK: mul %x.1\n")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 
+import numpy as np
 import pytest
 
 from offload.ptx.inspect import ptxas_resources
@@ -62,6 +63,31 @@ def test_mul_add_is_not_contracted_without_fastmath_and_is_with_it():
     # Without fastmath every op rounds like NumPy; fastmath allows fused multiply-add.
     assert not re.search(r"\bfma\.", ptx("saxpy"))
     assert re.search(r"\bfma\.rn(\.ftz)?\.f32\b", ptx("saxpy", fastmath=True))
+
+
+def _reciprocal_norm_ptx(fastmath: bool) -> str:
+    from offload.driver import check_and_lower
+    from offload.opt.manager import run_pipeline
+    from offload.options import CompileOptions
+    from offload.ptx.compile import compile_ptx
+    from offload.ptx.kernel_source import build_kernel_source
+
+    ir = run_pipeline(check_and_lower(_reciprocal_norm, 1).ir, CompileOptions(fastmath=fastmath))
+    return compile_ptx(build_kernel_source(ir), "norm", (9, 0), fastmath=fastmath)
+
+
+_xs = np.ones(8, np.float32)
+
+
+def _reciprocal_norm(i):
+    return 1.0 / np.sqrt(_xs[i] * _xs[i] + np.float32(1.0))
+
+
+def test_one_over_sqrt_is_one_rsqrt_instruction_only_under_fastmath():
+    exact, fast = _reciprocal_norm_ptx(False), _reciprocal_norm_ptx(True)
+    assert re.search(r"\bsqrt\.rn\.f32\b", exact) and not re.search(r"\brsqrt\.", exact)
+    assert re.search(r"\brsqrt\.approx(\.ftz)?\.f32\b", fast)
+    assert not re.search(r"\b(sqrt|div|rcp)\.\w+", fast)
 
 
 def test_bool_results_are_stored_as_bytes():
