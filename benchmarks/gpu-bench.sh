@@ -19,5 +19,5 @@ case "$group" in
   *) echo "unknown group $group (A B C D study)" >&2; exit 2 ;;
 esac
 # shellcheck disable=SC2086
-timeout 540 python3 -m benchmarks.runner $names --size paper --targets g,gd,gpu-peers \
+timeout 540 python3 -m benchmarks.runner $names --size paper --targets "${TARGETS:-g,gd,gdf,gpu-peers}" \
   --repeat "$repeat" --out "$out" --tag "$group" --no-plots 2> >(tee "$out/bench-$group.log" >&2)

@@ -40,8 +40,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     ap.add_argument(
         "--targets",
         default="s,p,g,peers",
-        help="comma list of s, p, g (unified memory), gd (device memory), peers "
-        "(= cpu-peers,gpu-peers), cpu-peers, gpu-peers, "
+        help="comma list of s, p, g (unified memory), gd (device memory), gdf (device memory "
+        "and fastmath), peers (= cpu-peers,gpu-peers), cpu-peers, gpu-peers, "
         "py (CPython at every index: tiny size only)",
     )
     ap.add_argument("--repeat", type=int, default=5, help="timed repetitions (median, IQR)")

@@ -9,7 +9,13 @@ from typing import Any
 
 import numpy as np
 
-_FUNCTIONS = {"s": "compute_s", "p": "compute_p", "g": "compute_g", "gd": "compute_g"}
+_FUNCTIONS = {
+    "s": "compute_s",
+    "p": "compute_p",
+    "g": "compute_g",
+    "gd": "compute_g",
+    "gdf": "compute_g",
+}
 
 
 @dataclass(frozen=True)
@@ -17,27 +23,33 @@ class Target:
     """A ``compute`` callable plus how to make inputs resident for it."""
 
     key: str
-    """``s``, ``p``, ``g`` (unified memory) or ``gd`` (device memory)."""
+    """``s``, ``p``, ``g`` (unified memory), ``gd`` (device memory) or ``gdf`` (device
+    memory and fastmath)."""
     label: str
     on_gpu: bool
     memory: str | None = None
     """``ol.config.memory`` while this target runs (``None``: leave it as it is)."""
+    fastmath: bool | None = None
+    """``ol.config.fastmath`` while this target runs (``None``: leave it as it is)."""
 
     @contextmanager
     def configured(self) -> Iterator[None]:
         """Run with this target's memory mode (set once for the whole measurement, so the
         warm path's options stay the same object between calls)."""
-        if self.memory is None:
+        if self.memory is None and self.fastmath is None:
             yield
             return
         import offload as ol
 
-        saved = ol.config.memory
-        ol.config.memory = self.memory
+        saved = ol.config.memory, ol.config.fastmath
+        if self.memory is not None:
+            ol.config.memory = self.memory
+        if self.fastmath is not None:
+            ol.config.fastmath = self.fastmath
         try:
             yield
         finally:
-            ol.config.memory = saved
+            ol.config.memory, ol.config.fastmath = saved
 
     def compute(self) -> Callable[..., Any]:
         if self.key == "py":
@@ -100,5 +112,8 @@ TARGETS = {
     # Device memory: CuPy results and asynchronous launches, as the GPU peers run; the
     # default unified mode synchronises after every call so its NumPy result is readable.
     "gd": Target("gd", "compute_g[device]", on_gpu=True, memory="device"),
+    # The same with OFFLOAD_FASTMATH: approximate division, square roots and reciprocal
+    # square roots, contracted multiply-adds -- what the CUDA peers' rsqrtf/__fdividef do.
+    "gdf": Target("gdf", "compute_g[device,fastmath]", on_gpu=True, memory="device", fastmath=True),
     "py": Target("py", "cpython", on_gpu=False),
 }

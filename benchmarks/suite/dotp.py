@@ -1,11 +1,13 @@
-"""Accelerate dotp (SPEC §4): a reduction written as element functions in three stages.
+"""Accelerate dotp (SPEC §4): a reduction written as element functions in stages.
 
-``compute_*`` is a map, so the sum is staged:
+``compute_*`` is a map, so the sum is staged, as a GPU reduction is (CUB's passes):
 1. ``compute((P1,), partial)``: work item ``p`` sums ``x[k]*y[k]`` for ``k = p, p+P1, ...``
    (interleaved rather than contiguous chunks, so that adjacent work items read adjacent
    elements: coalesced on the GPU, still streaming on the CPU);
-2. ``compute((P2,), fold)`` sums the P1 partials the same way;
-3. ``compute((1,), fold)`` sums the P2 values in one work item (a small final sum).
+2. ``compute((ceil(m / FAN_IN),), fold)`` sums ``m`` partials ``FAN_IN`` at a time, the same
+   way, until one value is left. A small fan-in keeps each stage's serial loop short: a
+   work item's loads are a chain of dependent memory latencies (run 8: two stages of 256
+   took 31 us of dotp's 122; stages of 16 take a few microseconds each).
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ class Params:
     iters: int = 1
 
 
-SECOND_STAGE = 256
+FAN_IN = 16
 
 
 class DotP(Benchmark):
@@ -47,8 +49,8 @@ class DotP(Benchmark):
     def bind(self, inputs: dict[str, Any]) -> Bound:
         x, y = inputs["x"], inputs["y"]
         p1 = inputs["params"].partials
-        p2 = min(SECOND_STAGE, p1)
         partials = np.zeros(1, dtype=np.float32)  # rebound to each stage's result
+        stride = 1  # rebound to each fold stage's work-item count
 
         def partial_dot(p: int) -> Any:
             acc = np.float32(0.0)
@@ -62,15 +64,14 @@ class DotP(Benchmark):
                 acc += partials[k]
             return acc
 
-        stride = p2
-
         def run(compute: Compute) -> Outputs:
             nonlocal partials, stride
             partials = compute((p1,), partial_dot)
-            stride = p2
-            partials = compute((p2,), fold)
-            stride = 1
-            return (compute((1,), fold),)
+            while True:
+                stride = -(-len(partials) // FAN_IN)
+                partials = compute((stride,), fold)
+                if stride == 1:
+                    return (partials,)
 
         return Bound(run=run)
 
