@@ -24,7 +24,7 @@ from offload.ptx import variants
 from offload.ptx.blocked import BlockedChoice
 from offload.ptx.cache import DEFAULT_MAX_BYTES, CacheEntry, KernelCache, cache_key
 from offload.ptx.compile import compile_ptx, simulator_kernel, tool_versions
-from offload.ptx.guard import Fits, GuardedKernel, make_guard
+from offload.ptx.guard import Fits, GuardedKernel, has_unit_variant, make_guard
 from offload.ptx.kernel_source import KernelSource, build_kernel_source
 from offload.ptx.launch import GPUKernel, SimKernel
 from offload.ptx.variants import kernel_ir
@@ -79,11 +79,22 @@ class GPUBackend:
     def compile(self, fn: Function, options: CompileOptions) -> GuardedKernel:
         """Compile ``fn`` (optimised IR) for the GPU or the simulator: the kernel with 32-bit
         index arithmetic, and the 64-bit one for launches outside its guard (made when a
-        launch first needs it; ``offload.ptx.guard``)."""
-        fits = make_guard(fn)
-        narrow = self._variant(fn, options, 32)
-        wide = functools.partial(self._variant, fn, options, 64)
-        return GuardedKernel(narrow, _host_guard(fits) if self.simulator else fits, wide)
+        launch first needs it; ``offload.ptx.guard``). With captured arrays, the first
+        choice is the 32-bit kernel that also takes their last-axis strides to be 1 (what
+        C-contiguous arrays have), and the general 32-bit kernel is made when a launch
+        first passes an array with another last-axis stride."""
+
+        def guarded(fits: Fits) -> Fits:
+            return _host_guard(fits) if self.simulator else fits
+
+        def general() -> GuardedKernel:
+            wide = functools.partial(self._variant, fn, options, 64)
+            return GuardedKernel(self._variant(fn, options, 32), guarded(make_guard(fn)), wide)
+
+        if not has_unit_variant(fn):
+            return general()
+        unit = self._variant(fn, options, 32, unit_last=True)
+        return GuardedKernel(unit, guarded(make_guard(fn, unit_last=True)), general)
 
     def _variant(
         self,
@@ -91,20 +102,23 @@ class GPUBackend:
         options: CompileOptions,
         bits: int,
         blockings: tuple[tuple[int, int], ...] | None = None,
+        *,
+        unit_last: bool = False,
     ) -> Any:
-        """The kernel of ``fn`` with ``bits``-wide index arithmetic. A register-blocked one
-        gives way to the next smaller blocking (at last the unblocked kernel) on index
-        spaces whose tiles would not fill the SMs (``offload.ptx.blocked``)."""
+        """The kernel of ``fn`` with ``bits``-wide index arithmetic (and unit last-axis
+        strides with ``unit_last``). A register-blocked one gives way to the next smaller
+        blocking (at last the unblocked kernel) on index spaces whose tiles would not fill
+        the SMs (``offload.ptx.blocked``)."""
         if self.simulator:
-            return self._kernel(fn, options, bits, None)
+            return self._kernel(fn, options, bits, None, unit_last)
         blockings = variants.BLOCKINGS if blockings is None else blockings
-        kernel = self._kernel(fn, options, bits, blockings)
+        kernel = self._kernel(fn, options, bits, blockings, unit_last)
         if not kernel.source.blocking:
             return kernel
         smaller = blockings[blockings.index(kernel.source.blocking) + 1 :]
         return BlockedChoice(
             kernel,
-            functools.partial(self._variant, fn, options, bits, smaller),
+            functools.partial(self._variant, fn, options, bits, smaller, unit_last=unit_last),
             min_tiles=device_info().sm_count,
         )
 
@@ -114,17 +128,20 @@ class GPUBackend:
         options: CompileOptions,
         bits: int,
         blockings: tuple[tuple[int, int], ...] | None,
+        unit_last: bool = False,
     ) -> GPUKernel | SimKernel:
         """The kernel of ``fn`` with ``bits``-wide index arithmetic (cached by key);
         ``blockings`` as ``kernel_ir`` takes them."""
         fn = kernel_ir(fn, options, bits, simulator=self.simulator, blockings=blockings)
-        ks = build_kernel_source(fn, bounds_check=options.bounds_check, index_bits=bits)
+        ks = build_kernel_source(
+            fn, bounds_check=options.bounds_check, index_bits=bits, unit_last=unit_last
+        )
         names = [c.name for c in fn.captures]
         if self.simulator:
             return SimKernel(ks, simulator_kernel(ks, fn.name), fn.name, names)
         cp = load_cupy()
         dev = device_info()
-        key = self.key(fn, options, dev.cc, bits)
+        key = self.key(fn, options, dev.cc, bits, unit_last)
         kernel = self._loaded.get(key)
         if kernel is not None:
             return kernel
@@ -231,11 +248,17 @@ class GPUBackend:
     # -- helpers -------------------------------------------------------------------------
 
     def key(
-        self, fn: Function, options: CompileOptions, cc: tuple[int, int], bits: int = 64
+        self,
+        fn: Function,
+        options: CompileOptions,
+        cc: tuple[int, int],
+        bits: int = 64,
+        unit_last: bool = False,
     ) -> str:
-        """The kernel cache key of ``fn`` (DESIGN §3) with ``bits``-wide index arithmetic."""
+        """The kernel cache key of ``fn`` (DESIGN §3) with ``bits``-wide index arithmetic
+        (and unit last-axis strides)."""
         arg_types = [str(v.type) for v in fn.params] + [str(t) for t in fn.result_types]
-        opts = f"{options.key()};index_bits={bits}"
+        opts = f"{options.key()};index_bits={bits}" + (";unit_last" if unit_last else "")
         return cache_key(print_function(fn), arg_types, opts, cc, tool_versions())
 
     def pool(self) -> DevicePool:

@@ -32,10 +32,12 @@ OFFSET_LIMIT = 2**31
 """Offsets (in elements) and linear indices must be below this in the 32-bit kernel."""
 
 
-def guard_source(fn: Function, limit: int = NARROW_LIMIT) -> str:
+def guard_source(fn: Function, limit: int = NARROW_LIMIT, unit_last: bool = False) -> str:
     """The Python source of ``fits(shape, caps)`` for ``fn``'s kernel. ``caps`` are what
     ``GPUBackend.prepare_captures`` gives: ``(pointer, shape, element strides, owner)``
-    tuples for arrays, the values themselves for scalars."""
+    tuples for arrays, the values themselves for scalars. With ``unit_last``, also that
+    every captured array's last axis has element stride 1 (the unit-stride kernel's
+    assumption: C-contiguous arrays and row slices of them)."""
     rank = fn.n_index
     terms = [f"shape[{k}] < {limit}" for k in range(rank)]
     if rank > 1:
@@ -49,16 +51,25 @@ def guard_source(fn: Function, limit: int = NARROW_LIMIT) -> str:
             )
             if span:
                 terms.append(f"{span} < {OFFSET_LIMIT}")
+            if unit_last and t.ndim:
+                terms.append(f"caps[{k}][2][{t.ndim - 1}] == 1")
         elif isinstance(t, ScalarType) and t.is_int:
             terms.append(f"{-limit} <= caps[{k}] < {limit}")
     body = " and ".join(terms) or "True"
     return f"def fits(shape, caps):\n    return bool({body})\n"
 
 
-def make_guard(fn: Function, limit: int = NARROW_LIMIT) -> Fits:
+def has_unit_variant(fn: Function) -> bool:
+    """Whether ``fn`` captures an array, so that a unit-stride kernel differs from the
+    general 32-bit one."""
+    return any(isinstance(c.type, ArrayType) and c.type.ndim for c in fn.captures)
+
+
+def make_guard(fn: Function, limit: int = NARROW_LIMIT, unit_last: bool = False) -> Fits:
     """The compiled ``fits`` of ``guard_source``."""
     namespace: dict[str, Any] = {}
-    exec(compile(guard_source(fn, limit), f"<offload guard {fn.name}>", "exec"), namespace)
+    text = guard_source(fn, limit, unit_last)
+    exec(compile(text, f"<offload guard {fn.name}>", "exec"), namespace)
     fits: Fits = namespace["fits"]
     return fits
 

@@ -23,7 +23,7 @@ from offload.ir.core import Function
 from offload.ir.ops import Opcode
 from offload.ir.tile_ops import tile_of
 from offload.ir.types import I32, ArrayType, ScalarType
-from offload.ptx.intrinsics import NSW_FUNCTIONS, RSQRT_FUNCTIONS
+from offload.ptx.intrinsics import NSW_FUNCTIONS, READ_ONLY_LOAD, RSQRT_FUNCTIONS
 
 ERR_SLOTS = 4
 """``olerr`` holds: [0] fault flag (1), [1] source line, [2] capture index, [3] element."""
@@ -86,15 +86,25 @@ ERR = "olerr"
 
 
 class PointerHooks(BaseHooks):
-    """Loads as ``cap[i0*s0 + i1*s1 ...]``; results stored at the linear index."""
+    """Loads as ``ldg(cap, i0*s0 + i1*s1 ...)``; results stored at the linear index."""
 
-    def __init__(self, fn: Function, bounds_check: bool = False, index_bits: int = 64) -> None:
+    def __init__(
+        self,
+        fn: Function,
+        bounds_check: bool = False,
+        index_bits: int = 64,
+        unit_last: bool = False,
+    ) -> None:
         self.fn = fn
         self.bounds_check = bounds_check
         self.index_bits = index_bits
+        """The width of the kernel's extents and strides (the guard makes int32 hold them)."""
+        self.unit_last = unit_last
+        """Whether every captured array's last axis has element stride 1 (the guard checks
+        it): its index is added as it is, not multiplied by the stride parameter, so that
+        neighbouring elements (``x - 1``, ``x + 1``) are one address plus constants."""
         self.tiled = tile_of(fn) is not None
         """Whether ``fn`` runs in thread tiles (``offload.opt.stage``)."""
-        """The width of the kernel's extents and strides (the guard makes int32 hold them)."""
 
     def param_name(self, k: int) -> str:
         fn = self.fn
@@ -116,10 +126,14 @@ class PointerHooks(BaseHooks):
         n32 = bool(narrow) and all(narrow) and self.index_bits == 32
         mul = f"{NSW_FUNCTIONS['mul']}(i, s)" if n32 else "i * s"
         add = f"{NSW_FUNCTIONS['add']}(a, b)" if n32 else "a + b"
+        last = len(index_exprs) - 1
         for axis, ix in enumerate(index_exprs):
-            term = expr(mul, i=ix, s=name(cap_stride(capture_index, axis)))
+            unit = self.unit_last and axis == last
+            term = ix if unit else expr(mul, i=ix, s=name(cap_stride(capture_index, axis)))
             offset = term if offset is None else expr(add, a=offset, b=term)
-        read = ast.Subscript(name(cap_param(capture_index)), offset or ast.Constant(0), ast.Load())
+        read = ast.Call(
+            name(READ_ONLY_LOAD), [name(cap_param(capture_index)), offset or ast.Constant(0)], []
+        )
         if _is_bool_array(self.fn, capture_index):
             # bool arrays travel as uint8 pointers (numba cannot store i1 through a bool*).
             return expr("r != np.uint8(0)", r=read)

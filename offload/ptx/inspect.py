@@ -20,6 +20,7 @@ from offload.ir.core import Function
 from offload.options import CompileOptions
 from offload.ptx.compile import compile_ptx
 from offload.ptx.config import LaunchConfig, launch_config, tiled_launch_config
+from offload.ptx.guard import has_unit_variant
 from offload.ptx.kernel_source import build_kernel_source
 from offload.ptx.variants import kernel_ir
 
@@ -100,9 +101,12 @@ def explain_gpu(
     With ``backend`` (a ``GPUBackend`` on a real GPU) the kernel is compiled and loaded the
     normal way and its resources come from the driver; otherwise PTX is compiled for ``cc``
     and resources come from ptxas, launch figures from ``device`` (default: an H100).
-    Shown is the 32-bit kernel (``offload.ptx.guard``): the one almost every launch runs."""
+    Shown is the 32-bit kernel (``offload.ptx.guard``) that almost every launch runs: the
+    one that takes captured arrays' last-axis strides to be 1 where there are arrays."""
     wide_fn, fn = fn, kernel_ir(fn, options, 32, simulator=False)
-    ks = build_kernel_source(fn, bounds_check=options.bounds_check, index_bits=32)
+    ks = build_kernel_source(
+        fn, bounds_check=options.bounds_check, index_bits=32, unit_last=has_unit_variant(fn)
+    )
     if backend is not None and not getattr(backend, "simulator", True):
         kernel = backend.compile(wide_fn, options)
         cfg = kernel.config(shape) if shape else None

@@ -85,6 +85,9 @@ class KernelSource:
     blocking: tuple[int, ...] = ()
     """Elements per thread along each axis of a blocked kernel (``offload.opt.jam``): a tile
     of threads covers ``tile * blocking[a]`` elements along axis ``a``."""
+    unit_last: bool = False
+    """Whether the kernel assumes every captured array's last axis has element stride 1
+    (valid only for launches that ``offload.ptx.guard``'s unit-stride check admits)."""
 
     @property
     def index_dtype(self) -> np.dtype[Any]:
@@ -276,9 +279,11 @@ def build_kernel_source(
     bounds_check: bool = False,
     emit_body: EmitBody | None = None,
     index_bits: int = 64,
+    unit_last: bool = False,
 ) -> KernelSource:
     """The kernel for optimised IR ``fn`` (``emit_body`` defaults to the shared emitter);
-    with ``index_bits=32``, ``fn`` should be the output of ``offload.opt.narrow``."""
+    with ``index_bits=32``, ``fn`` should be the output of ``offload.opt.narrow``; with
+    ``unit_last``, loads take every captured array's last-axis stride to be 1."""
     if index_bits not in (32, 64):
         raise ValueError(f"index_bits must be 32 or 64, not {index_bits}")
     emit = emit_body or structure.emit_body
@@ -293,7 +298,7 @@ def build_kernel_source(
         tree = ast.parse(_tiled_skeleton(name, params, fn, tile, index_bits))
     else:
         tree = ast.parse(_skeleton(name, params, fn.rank, index_bits))
-    body = emit(fn, h.PointerHooks(fn, bounds_check, index_bits))
+    body = emit(fn, h.PointerHooks(fn, bounds_check, index_bits, unit_last))
     tree = _Splice(body).visit(tree)
     ast.fix_missing_locations(tree)
     source = _unparse(tree)
@@ -307,6 +312,7 @@ def build_kernel_source(
         index_bits,
         tile,
         fn.blocking,
+        unit_last,
     )
 
 

@@ -36,6 +36,27 @@ def names():
     return [c.name for c in driver.check_and_lower(uses_all, 2).ir.captures]
 
 
+@pytest.fixture(scope="module")
+def unit_fits():
+    return make_guard(driver.check_and_lower(uses_all, 2).ir, unit_last=True)
+
+
+@pytest.mark.parametrize(
+    ("strides", "ok"), [((3, 1), True), ((1, 2), False), ((6, 2), False), ((-3, 1), True)]
+)
+def test_the_unit_stride_guard_admits_only_a_last_axis_stride_of_one(
+    unit_fits, fits, names, strides, ok
+):
+    caps = _caps(names, arr=((2, 3), strides))
+    assert fits((4, 4), caps)
+    assert unit_fits((4, 4), caps) is ok
+
+
+def test_the_unit_stride_guard_keeps_the_32_bit_limits(unit_fits, names):
+    assert not unit_fits((L, 1), _caps(names))
+    assert not unit_fits((4, 4), _caps(names, arr=((3, 1), (2**30, 1))))
+
+
 def test_an_ordinary_launch_fits(fits, names):
     assert fits((3200, 4000), _caps(names))
 

@@ -22,6 +22,7 @@ from offload import driver
 from offload.diagnostics import OffloadError
 from offload.ptx.args import param_ctype
 from offload.ptx.backend import GPUBackend
+from offload.ptx.guard import GuardedKernel
 from offload.ptx.kernel_source import ParamKind
 from offload.runtime import gpu
 from offload.runtime.residency import HOST_PAGES
@@ -183,8 +184,14 @@ def _backend(mode: str, state: dict[str, Any], tmp_path: Any) -> GPUBackend:
     be = GPUBackend(mode=mode, cache_dir=tmp_path, simulator=False)
     real_compile = be.compile
 
-    def compile_and_register(fn: Any, options: Any) -> Any:
-        k = real_compile(fn, options)
+    def register(k: Any) -> Any:
+        """Record ``k``'s parameters by its function pointer; a guarded kernel's own
+        kernel now and the ones behind its guard when a launch first makes them."""
+        if isinstance(k, GuardedKernel):
+            register(k.narrow)
+            make = k._make_wide
+            k._make_wide = lambda: register(make())
+            return k
         caps = k.capture_names
         names = [_param_name(p, caps) for p in k.source.params]
         state["kernels"][k._fn_ptr] = (
@@ -192,6 +199,9 @@ def _backend(mode: str, state: dict[str, Any], tmp_path: Any) -> GPUBackend:
             [param_ctype(p.kind, p.dtype, k.source.index_dtype) for p in k.source.params],
         )
         return k
+
+    def compile_and_register(fn: Any, options: Any) -> Any:
+        return register(real_compile(fn, options))
 
     be.compile = compile_and_register  # type: ignore[method-assign]
     return be
