@@ -97,18 +97,12 @@ def _read_only_load() -> Any:
     from numba.cuda.extending import intrinsic
 
     def ldg(typingctx: Any, pointer: Any, offset: Any) -> Any:
-        # A pointer (the kernels' ABI) or an array (the same source under a numba
-        # dispatcher, as benchmarks/overhead.py compares): its data pointer then.
-        if not isinstance(offset, types.Integer):
-            return None
-        if not isinstance(pointer, types.CPointer | types.Array):
+        if not (isinstance(pointer, types.CPointer) and isinstance(offset, types.Integer)):
             return None
         sig = pointer.dtype(pointer, offset)
 
         def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
             base, index = args
-            if isinstance(signature.args[0], types.Array):
-                base = context.make_array(signature.args[0])(context, builder, base).data
             index = context.cast(builder, index, signature.args[1], types.int64)
             element = base.type.pointee
             address = builder.gep(base, [index], inbounds=True)

@@ -119,19 +119,3 @@ def test_ptxas_reports_no_spills_for_the_loop_kernel():
         pytest.skip("no ptxas on this machine (the CUDA toolkit is not installed)")
     assert res["local_size_bytes"] == 0
     assert 0 < res["num_regs"] <= 64
-
-
-def test_kernel_source_also_compiles_with_arrays_for_its_pointers():
-    # benchmarks/overhead.py runs the same source under a numba dispatcher with arrays.
-    from numba import cuda, types
-
-    from offload.ptx.compile import python_function
-    from tests.ptx.conftest import kernel
-
-    ks = kernel("saxpy")
-    f32 = types.Array(types.float32, 1, "C")
-    sig = (types.int64, f32, f32, types.int64, types.int64, f32, types.int64, types.int64)
-    text, _ = cuda.compile_ptx(
-        python_function(ks, "saxpy_arrays"), (*sig, types.float32), cc=(9, 0)
-    )
-    assert re.search(r"\bld\.global\.nc\.f32\b", text)
