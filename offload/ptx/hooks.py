@@ -23,7 +23,7 @@ from offload.ir.core import Function
 from offload.ir.ops import Opcode
 from offload.ir.tile_ops import tile_of
 from offload.ir.types import I32, ArrayType, ScalarType
-from offload.ptx.intrinsics import NSW_FUNCTIONS, READ_ONLY_LOAD, RSQRT_FUNCTIONS
+from offload.ptx.intrinsics import NSW_FUNCTIONS, RSQRT_FUNCTIONS
 
 ERR_SLOTS = 4
 """``olerr`` holds: [0] fault flag (1), [1] source line, [2] capture index, [3] element."""
@@ -86,7 +86,7 @@ ERR = "olerr"
 
 
 class PointerHooks(BaseHooks):
-    """Loads as ``ldg(cap, i0*s0 + i1*s1 ...)``; results stored at the linear index."""
+    """Loads as ``cap[i0*s0 + i1*s1 ...]``; results stored at the linear index."""
 
     def __init__(
         self,
@@ -131,9 +131,7 @@ class PointerHooks(BaseHooks):
             unit = self.unit_last and axis == last
             term = ix if unit else expr(mul, i=ix, s=name(cap_stride(capture_index, axis)))
             offset = term if offset is None else expr(add, a=offset, b=term)
-        read = ast.Call(
-            name(READ_ONLY_LOAD), [name(cap_param(capture_index)), offset or ast.Constant(0)], []
-        )
+        read = ast.Subscript(name(cap_param(capture_index)), offset or ast.Constant(0), ast.Load())
         if _is_bool_array(self.fn, capture_index):
             # bool arrays travel as uint8 pointers (numba cannot store i1 through a bool*).
             return expr("r != np.uint8(0)", r=read)

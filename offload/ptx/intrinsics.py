@@ -40,10 +40,6 @@ only under fastmath): libdevice's ``rsqrtf``/``rsqrt``, one ``rsqrt.approx`` ins
 where ``1 / sqrt(x)`` takes an approximate square root and an approximate division."""
 
 
-READ_ONLY_LOAD = "ldg"
-"""The kernel-source name of a captured array's element read: ``ldg(pointer, offset)``."""
-
-
 def _rsqrt(x: Any) -> Any:
     return type(x)(1) / np.sqrt(x)
 
@@ -53,7 +49,6 @@ SIMULATOR_FUNCTIONS: dict[str, Callable[..., Any]] = {
     NSW_FUNCTIONS["sub"]: _wrapping(lambda a, b: a - b),
     NSW_FUNCTIONS["mul"]: _wrapping(lambda a, b: a * b),
     **dict.fromkeys(RSQRT_FUNCTIONS.values(), _rsqrt),
-    READ_ONLY_LOAD: lambda pointer, offset: pointer[offset],
 }
 """The simulator's equivalents: the int32 result of the exact int64 operation; ``1/sqrt``."""
 
@@ -83,39 +78,6 @@ def _nsw_intrinsic(instruction: str) -> Any:
     return intrinsic(typer)  # type: ignore[no-untyped-call]
 
 
-def _read_only_load() -> Any:
-    """A numba-cuda intrinsic ``ldg(pointer, offset)``: the element at ``pointer + offset``
-    through the global address space, marked ``!invariant.load``.
-
-    A kernel never writes its captured arrays, and no result overlaps one (the driver
-    stages an ``out=`` that may: ``offload.runtime.overlap``), so every captured element is
-    invariant for the kernel's lifetime. Said to NVVM, that selects the read-only data path
-    (``ld.global.nc``) and lets it move and merge loads across the kernel's result stores:
-    a load at a thread-uniform index (a filter weight) leaves the grid-stride loop."""
-    from llvmlite import ir
-    from numba import types
-    from numba.cuda.extending import intrinsic
-
-    def ldg(typingctx: Any, pointer: Any, offset: Any) -> Any:
-        if not (isinstance(pointer, types.CPointer) and isinstance(offset, types.Integer)):
-            return None
-        sig = pointer.dtype(pointer, offset)
-
-        def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
-            base, index = args
-            index = context.cast(builder, index, signature.args[1], types.int64)
-            element = base.type.pointee
-            address = builder.gep(base, [index], inbounds=True)
-            global_address = builder.addrspacecast(address, ir.PointerType(element, 1))
-            value = builder.load(global_address)
-            value.set_metadata("invariant.load", builder.module.add_metadata([]))
-            return value
-
-        return sig, codegen
-
-    return intrinsic(ldg)  # type: ignore[no-untyped-call]
-
-
 @functools.cache
 def device_intrinsics() -> dict[str, Any]:
     """The intrinsics by kernel-source name (built on first use: importing this module
@@ -125,5 +87,4 @@ def device_intrinsics() -> dict[str, Any]:
     found: dict[str, Any] = {name: _nsw_intrinsic(inst) for inst, name in NSW_FUNCTIONS.items()}
     found[RSQRT_FUNCTIONS["float32"]] = libdevice.rsqrtf
     found[RSQRT_FUNCTIONS["float64"]] = libdevice.rsqrt
-    found[READ_ONLY_LOAD] = _read_only_load()
     return found

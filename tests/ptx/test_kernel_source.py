@@ -55,13 +55,13 @@ def test_rank_4_splits_the_leading_axes_once_per_plane_not_per_row():
 
 
 def test_loads_index_with_element_strides():
-    assert "ldg(cap0, ix0 * cap0s0 + ix1 * cap0s1)" in kernel("square_or_negate").source
+    assert "cap0[ix0 * cap0s0 + ix1 * cap0s1]" in kernel("square_or_negate").source
 
 
 def test_unit_stride_kernel_adds_the_last_index_unscaled():
     fn = NarrowIndexArithmetic().run(IR["square_or_negate"]())
     src = build_kernel_source(fn, index_bits=32, unit_last=True).source
-    assert re.search(r"ldg\(cap0, nsw_add_i32\(nsw_mul_i32\(\w+, cap0s0\), \w+\)\)", src)
+    assert re.search(r"cap0\[nsw_add_i32\(nsw_mul_i32\(\w+, cap0s0\), \w+\)\]", src)
     assert src.count("cap0s1") == 1  # a parameter still (one ABI), never read
 
 
@@ -83,7 +83,7 @@ def test_32_bit_kernel_keeps_every_counter_and_offset_int32():
     # The index parameters reach the load as int32 (narrow truncates them): the offset is
     # an int32 sum of int32 products, which the guard keeps from overflowing (nsw).
     assert re.search(
-        r"ldg\(cap0, nsw_add_i32\(nsw_mul_i32\(\w+, cap0s0\), nsw_mul_i32\(\w+, cap0s1\)\)\)", src
+        r"cap0\[nsw_add_i32\(nsw_mul_i32\(\w+, cap0s0\), nsw_mul_i32\(\w+, cap0s1\)\)\]", src
     )
     assert "np.int64(" not in src.split("while plane < nplanes:")[0]
 
