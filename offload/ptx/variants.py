@@ -18,6 +18,7 @@ from collections.abc import Sequence
 
 from offload.ir.core import Function
 from offload.ir.tile_ops import tile_of
+from offload.opt.early_loads import EarlyLoads
 from offload.opt.jam import JamIndex, carried_words
 from offload.opt.licm import LoopInvariantCodeMotion
 from offload.opt.narrow import NarrowIndexArithmetic
@@ -52,7 +53,24 @@ def kernel_ir(
     blockings: Sequence[tuple[int, int]] | None = None,
 ) -> Function:
     """The IR of ``fn``'s ``bits``-wide kernel (``fn`` is the optimised IR), blocked by the
-    first of ``blockings`` (default ``BLOCKINGS``; none: not blocked) that applies."""
+    first of ``blockings`` (default ``BLOCKINGS``; none: not blocked) that applies, with
+    each block's loads issued first (``offload.opt.early_loads``) unless bounds-checked or
+    ``disabled_passes`` names ``early_loads``."""
+    fn = _staged(fn, options, bits, simulator=simulator, blockings=blockings)
+    if options.bounds_check or "early_loads" in options.disabled_passes:
+        return fn
+    return EarlyLoads().run(fn)
+
+
+def _staged(
+    fn: Function,
+    options: CompileOptions,
+    bits: int,
+    *,
+    simulator: bool,
+    blockings: Sequence[tuple[int, int]] | None,
+) -> Function:
+    """``kernel_ir`` before ``early_loads``: narrowed, staged and blocked."""
     if bits == 32:
         fn = NarrowIndexArithmetic(trust_load_indices=not options.bounds_check).run(fn)
         if "licm" not in options.disabled_passes:  # narrowing casts in loops: a bound is one
