@@ -176,7 +176,7 @@ def run(  # noqa: PLR0917  (the public call's arguments, passed through)
                     if dtype is memo.dtype_arg:
                         outs = backend.allocate(shape, memo.dtypes)
                         if 0 not in shape:
-                            memo.kernel.launch(shape, outs, backend.prepare_captures(values))
+                            memo.launch(shape, outs, values)
                         return outs[0] if memo.single else tuple(outs)
                 elif (
                     type(out) is memo.out_type
@@ -188,7 +188,7 @@ def run(  # noqa: PLR0917  (the public call's arguments, passed through)
                     outs = [out]
                     backend.prepare_outputs(outs)
                     if 0 not in shape:
-                        memo.kernel.launch(shape, outs, backend.prepare_captures(values))
+                        memo.launch(shape, outs, values)
                     return out
     return _run(backend, target, shape, dtype, out, options)
 
@@ -220,7 +220,7 @@ def _run(  # noqa: PLR0917
     else:
         compiled, read = _specialisation(backend, target, shape, entry, values, want, options)
     if read is not None:
-        memo = Memo(backend, target, len(shape), options, want, compiled, read, dtype, out)
+        memo = Memo(backend, target, len(shape), options, want, compiled, read, dtype, out, values)
         entry.memo = memo
         if memo.code is not None:
             _LANES[id(memo.code)] = memo

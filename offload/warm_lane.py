@@ -10,6 +10,7 @@ lookup (backend, options, globals, rank and the kind of ``dtype=``/``out=`` argu
 from __future__ import annotations
 
 import types
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -31,6 +32,8 @@ class Compiled:
     dtypes: tuple[np.dtype[Any], ...]
     arrays: tuple[int, ...] = field(init=False)
     """Positions of the captured arrays (an ``out=`` must not overlap them)."""
+    launchers: dict[tuple[type, ...], Launch] = field(init=False, default_factory=dict)
+    """The launch function for captured values of these exact types (``launcher``)."""
 
     def __post_init__(self) -> None:
         caps = self.ir.captures
@@ -52,6 +55,7 @@ class Memo:
         "dtypes",
         "globals",
         "kernel",
+        "launch",
         "options",
         "out_type",
         "rank",
@@ -71,6 +75,7 @@ class Memo:
         read: Reader,
         dtype: Any,
         out: Any,
+        values: Sequence[Any],
     ) -> None:
         function = type(target) is types.FunctionType
         self.backend = backend
@@ -85,6 +90,8 @@ class Memo:
         self.single = len(compiled.dtypes) == 1
         self.arrays = compiled.arrays
         self.read = read
+        self.launch = launcher(backend, compiled, values)
+        """``(shape, outs, values)``: the kernel run with the values ``read`` returns."""
         # What the warm lane accepts of the next call's dtype=/out= arguments without
         # re-deriving ``want``: the same immutable dtype= object (or none), or one out=
         # array of the same type (its dtype and shape are checked on each call).
@@ -93,6 +100,29 @@ class Memo:
         self.out_type: Any = (
             ot if out is not None and hasattr(ot, "shape") and hasattr(ot, "dtype") else None
         )
+
+
+Launch = Callable[[tuple[int, ...], Sequence[Any], Sequence[Any]], None]
+
+
+def launcher(backend: Backend, compiled: Compiled, values: Sequence[Any]) -> Launch:
+    """How the warm lane launches ``compiled`` with values of the types of ``values``: the
+    backend's fused function where it has one (``offload.ptx.fused``), else its captures
+    prepared and the kernel launched (made once per specialisation and value types)."""
+    key = tuple(map(type, values))
+    found = compiled.launchers.get(key)
+    if found is not None:
+        return found
+    kernel, prepare = compiled.kernel, backend.prepare_captures
+
+    def general(shape: tuple[int, ...], outs: Sequence[Any], values: Sequence[Any]) -> None:
+        kernel.launch(shape, outs, prepare(values))
+
+    fuse = getattr(backend, "fused_launcher", None)
+    made: Launch = (fuse(compiled.ir, kernel, values, general) if fuse else None) or general
+    if len(compiled.launchers) < 16:
+        compiled.launchers[key] = made
+    return made
 
 
 NEVER = object()

@@ -122,6 +122,9 @@ class ArgBuffer:
         exec(compile(source, f"<offload args {ks.name}>", "exec"), namespace)
         self._fast: Fill = namespace["fill"]
         self._slow: Fill = namespace["fill_slow"]
+        self.pack: Callable[..., None] | None = namespace.get("pack")
+        """``struct.pack_into`` of all the values in parameter order (into ``storage`` at 0),
+        or ``None`` where struct cannot pack a parameter type (``offload.ptx.fused``)."""
 
     def fill(self, shape: tuple[int, ...], outs: Sequence[Any], captures: Sequence[Any]) -> None:
         """Write one launch's values (``captures`` as ``prepare_captures`` returns them)."""

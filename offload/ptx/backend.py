@@ -24,6 +24,7 @@ from offload.ptx import variants
 from offload.ptx.blocked import BlockedChoice
 from offload.ptx.cache import DEFAULT_MAX_BYTES, CacheEntry, KernelCache, cache_key
 from offload.ptx.compile import compile_ptx, simulator_kernel, tool_versions
+from offload.ptx.fused import Launcher, fused_launcher
 from offload.ptx.guard import Fits, GuardedKernel, has_unit_variant, make_guard
 from offload.ptx.kernel_source import KernelSource, build_kernel_source
 from offload.ptx.launch import GPUKernel, SimKernel
@@ -244,6 +245,17 @@ class GPUBackend:
             else:
                 out.append(c)
         return out
+
+    def fused_launcher(
+        self, fn: Function, kernel: Any, values: Sequence[Any], general: Launcher
+    ) -> Launcher | None:
+        """The warm lane's one-function launch of ``kernel`` (compiled from ``fn``) for
+        captured values of these types (``offload.ptx.fused``), ``general`` where its
+        first kernel's guard fails; ``None`` where fusing does not apply."""
+        if self.simulator or not isinstance(kernel, GuardedKernel):
+            return None
+        cp = self._cp or self._bind_cupy()
+        return fused_launcher(fn, kernel.narrow, values, cp.ndarray, general)
 
     # -- helpers -------------------------------------------------------------------------
 

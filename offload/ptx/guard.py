@@ -32,12 +32,19 @@ OFFSET_LIMIT = 2**31
 """Offsets (in elements) and linear indices must be below this in the 32-bit kernel."""
 
 
-def guard_source(fn: Function, limit: int = NARROW_LIMIT, unit_last: bool = False) -> str:
-    """The Python source of ``fits(shape, caps)`` for ``fn``'s kernel. ``caps`` are what
-    ``GPUBackend.prepare_captures`` gives: ``(pointer, shape, element strides, owner)``
-    tuples for arrays, the values themselves for scalars. With ``unit_last``, also that
-    every captured array's last axis has element stride 1 (the unit-stride kernel's
-    assumption: C-contiguous arrays and row slices of them)."""
+def guard_terms(
+    fn: Function,
+    limit: int = NARROW_LIMIT,
+    unit_last: bool = False,
+    *,
+    extent: Callable[[int, int], str] = lambda k, a: f"caps[{k}][1][{a}]",
+    stride: Callable[[int, int], str] = lambda k, a: f"caps[{k}][2][{a}]",
+    scalar: Callable[[int], str] = lambda k: f"caps[{k}]",
+) -> list[str]:
+    """The conditions of ``fits`` as Python expressions over ``shape`` (the index space)
+    and, per capture ``k``, ``extent(k, a)``/``stride(k, a)`` (an array's extent and
+    element stride along axis ``a``) or ``scalar(k)``; by default the ``caps`` entries
+    that ``GPUBackend.prepare_captures`` gives (``offload.ptx.fused`` names its own)."""
     rank = fn.n_index
     terms = [f"shape[{k}] < {limit}" for k in range(rank)]
     if rank > 1:
@@ -45,17 +52,24 @@ def guard_source(fn: Function, limit: int = NARROW_LIMIT, unit_last: bool = Fals
     for k, cap in enumerate(fn.captures):
         t = cap.type
         if isinstance(t, ArrayType):
-            terms += [f"caps[{k}][1][{a}] < {limit}" for a in range(t.ndim)]
-            span = " + ".join(
-                f"(caps[{k}][1][{a}] - 1) * abs(caps[{k}][2][{a}])" for a in range(t.ndim)
-            )
+            terms += [f"{extent(k, a)} < {limit}" for a in range(t.ndim)]
+            span = " + ".join(f"({extent(k, a)} - 1) * abs({stride(k, a)})" for a in range(t.ndim))
             if span:
                 terms.append(f"{span} < {OFFSET_LIMIT}")
             if unit_last and t.ndim:
-                terms.append(f"caps[{k}][2][{t.ndim - 1}] == 1")
+                terms.append(f"{stride(k, t.ndim - 1)} == 1")
         elif isinstance(t, ScalarType) and t.is_int:
-            terms.append(f"{-limit} <= caps[{k}] < {limit}")
-    body = " and ".join(terms) or "True"
+            terms.append(f"{-limit} <= {scalar(k)} < {limit}")
+    return terms
+
+
+def guard_source(fn: Function, limit: int = NARROW_LIMIT, unit_last: bool = False) -> str:
+    """The Python source of ``fits(shape, caps)`` for ``fn``'s kernel. ``caps`` are what
+    ``GPUBackend.prepare_captures`` gives: ``(pointer, shape, element strides, owner)``
+    tuples for arrays, the values themselves for scalars. With ``unit_last``, also that
+    every captured array's last axis has element stride 1 (the unit-stride kernel's
+    assumption: C-contiguous arrays and row slices of them)."""
+    body = " and ".join(guard_terms(fn, limit, unit_last)) or "True"
     return f"def fits(shape, caps):\n    return bool({body})\n"
 
 

@@ -94,7 +94,7 @@ def make_cupy(free: int = 1 << 34, total: int = 1 << 35) -> tuple[Any, dict[str,
         names, ctypes_ = state["kernels"][fptr]
         ptrs = (ctypes.c_void_p * max(1, len(ctypes_))).from_address(params)
         values = [ct.from_address(ptrs[k]).value for k, ct in enumerate(ctypes_)]
-        state["launches"].append(dict(zip(names, values, strict=True)))
+        state["launches"].append({**dict(zip(names, values, strict=True)), "_fn": fptr})
 
     class Stream:
         ptr = 0
@@ -316,5 +316,86 @@ def test_unified_out_array_is_prefetched_only_when_the_host_touched_it(
         assert driver.run(be, axpy, (8,), out=result) is result
         assert state["prefetches"] - before == (1 if touched else 0)
         assert _last(state)["out0"] == result.ctypes.data
+    finally:
+        xs = saved
+
+
+def _view(base: FakeArray, host: np.ndarray) -> FakeArray:
+    """A device array over ``base``'s memory with ``host``'s shape and strides."""
+    view = FakeArray((1,), base.dtype, base.data)
+    view._host = host
+    return view
+
+
+def _counting_prepare(be: GPUBackend) -> list[int]:
+    """Count ``prepare_captures`` calls (the general path's; the fused launch makes none)."""
+    calls = [0]
+    real = be.prepare_captures
+
+    def prepare(captures: Any) -> Any:
+        calls[0] += 1
+        return real(captures)
+
+    be.prepare_captures = prepare  # type: ignore[method-assign]
+    return calls
+
+
+def test_warm_call_is_one_fused_launch_with_the_general_paths_parameters(fake_cupy, tmp_path):
+    cp, state = fake_cupy
+    be = _backend("device", state, tmp_path)
+    calls = _counting_prepare(be)
+    global xs, alpha
+    saved = xs, alpha
+    try:
+        xs = cp.asarray(np.arange(6.0))
+        alpha = 2.0
+        driver.run(be, axpy, (6,))  # the full path: general launch, memo made
+        general = {k: v for k, v in _last(state).items() if k != "out0"}
+        assert calls[0] == 1
+        driver.run(be, axpy, (6,))  # warm: fused
+        fused = {k: v for k, v in _last(state).items() if k != "out0"}
+        assert calls[0] == 1, "the warm call prepared captures: not the fused launch"
+        assert fused == general
+        alpha = 5.0
+        driver.run(be, axpy, (6,))
+        assert _last(state)["alpha"] == 5.0 and calls[0] == 1
+    finally:
+        xs, alpha = saved
+
+
+def test_fused_launch_hands_a_strided_view_to_the_general_kernel(fake_cupy, tmp_path):
+    cp, state = fake_cupy
+    be = _backend("device", state, tmp_path)
+    calls = _counting_prepare(be)
+    global xs
+    saved = xs
+    try:
+        base = cp.asarray(np.arange(12.0))
+        xs = base
+        driver.run(be, axpy, (6,))
+        driver.run(be, axpy, (6,))
+        unit_fn = _last(state)["_fn"]
+        xs = _view(base, base._host[::2])  # every other element
+        driver.run(be, axpy, (6,))  # the same types: the warm lane, guard fails -> general
+        last = _last(state)
+        assert calls[0] == 2 and last["_fn"] != unit_fn
+        assert last["xs.stride0"] == 2 and last["xs.shape0"] == 6
+    finally:
+        xs = saved
+
+
+def test_fused_launch_leaves_a_misaligned_stride_to_the_general_paths_error(fake_cupy, tmp_path):
+    cp, state = fake_cupy
+    be = _backend("device", state, tmp_path)
+    global xs
+    saved = xs
+    try:
+        base = cp.asarray(np.arange(12.0))
+        xs = base
+        driver.run(be, axpy, (4,))
+        driver.run(be, axpy, (4,))
+        xs = _view(base, np.lib.stride_tricks.as_strided(base._host, (4,), (12,)))
+        with pytest.raises(OffloadError, match="not a multiple of the item size"):
+            driver.run(be, axpy, (4,))
     finally:
         xs = saved
