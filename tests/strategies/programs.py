@@ -4,8 +4,11 @@ and backends: ``programs()`` draws ``(Function, shape, captures)``.
 Programs mix i64/i32/f64/f32 arithmetic, ``//`` and ``%`` by constants and by variables,
 casts, in-bounds array loads (indices reduced with ``%`` by the extent, and Python-style
 negative indices wrapped with ``select(i < 0, i + n, i)``), diamonds and triangles
-(including a load guarded by its branch, ``if i > 0: a[i - 1]``), and counted loops.
-Every program runs to completion under the interpreter without an out-of-bounds read.
+(including a load guarded by its branch, ``if i > 0: a[i - 1]``), a load guarded by an
+``or``/``and`` of two bounds tests (as the frontend lowers them: short-circuit blocks
+joining on a bool block argument, or a select of the two evaluated bools), and counted
+loops. Every program runs to completion under the interpreter without an out-of-bounds
+read.
 """
 
 from __future__ import annotations
@@ -156,6 +159,44 @@ class _Gen:
         self.b.position_at_end(join)
         self.add(join.args[0])
 
+    def bounds_tested_load(self) -> None:
+        # x = 0.0 if i < 0 or i >= n else a[i]   (or: a[i] if i >= 0 and i < n else 0.0)
+        # The load is safe only through both tests: a pass that narrows a range through
+        # the ``or``/``and`` wrongly makes it read out of bounds.
+        arr = self.arrays[F64]
+        n = self.b.shape(arr, 0)
+        i = self.b.binary(Opcode.SUB, self.pick(I64), self.b.const(2, I64))
+        either = self.draw(st.booleans())  # ``or`` of the out-of-bounds tests, else ``and``
+        first = self.b.binary(Opcode.LT if either else Opcode.GE, i, self.b.const(0, I64))
+        if self.draw(st.booleans()):  # short-circuit: a bool block argument
+            rhs, join = self.b.new_block(hint="rhs"), self.b.new_block([BOOL], hint="test")
+            short = [self.b.const(either, BOOL)]
+            if either:
+                self.b.branch(first, join, rhs, then_args=short)
+            else:
+                self.b.branch(first, rhs, join, else_args=short)
+            self.b.position_at_end(rhs)
+            second = self.b.binary(Opcode.GE if either else Opcode.LT, i, n)
+            self.b.jump(join, [second])
+            self.b.position_at_end(join)
+            test = join.args[0]
+        else:  # both evaluated, then select(c, c, d) for ``or``, select(c, d, c) for ``and``
+            second = self.b.binary(Opcode.GE if either else Opcode.LT, i, n)
+            test = (
+                self.b.select(first, first, second)
+                if either
+                else self.b.select(first, second, first)
+            )
+        inside, outside = self.b.new_block(hint="inside"), self.b.new_block(hint="outside")
+        done = self.b.new_block([F64], hint="done")
+        self.b.branch(test, outside if either else inside, inside if either else outside)
+        self.b.position_at_end(inside)
+        self.b.jump(done, [self.b.load(arr, [i])])
+        self.b.position_at_end(outside)
+        self.b.jump(done, [self.b.const(0.0, F64)])
+        self.b.position_at_end(done)
+        self.add(done.args[0])
+
     def loop(self) -> None:
         t = self.draw(st.sampled_from(TYPES))
         trips = self.b.const(self.draw(st.integers(0, 3)), I64)
@@ -193,7 +234,7 @@ def programs(draw: Any) -> tuple[Function, tuple[int, ...], list[object]]:
     for p in b.function.index_params:
         g.add(p)
     for _ in range(draw(st.integers(1, 5))):
-        choice = draw(st.integers(0, 5))
+        choice = draw(st.integers(0, 6))
         if choice <= 1:
             g.straight(draw(st.integers(1, 3)))
         elif choice == 2:
@@ -202,6 +243,8 @@ def programs(draw: Any) -> tuple[Function, tuple[int, ...], list[object]]:
             g.diamond(triangle=True)
         elif choice == 4:
             g.guarded_load()
+        elif choice == 5:
+            g.bounds_tested_load()
         else:
             g.loop()
     results = [g.pick(draw(st.sampled_from(TYPES))) for _ in range(draw(st.integers(1, 2)))]
