@@ -58,6 +58,7 @@ class Memo:
         "launch",
         "options",
         "out_type",
+        "out_types",
         "rank",
         "read",
         "single",
@@ -94,12 +95,15 @@ class Memo:
         """``(shape, outs, values)``: the kernel run with the values ``read`` returns."""
         # What the warm lane accepts of the next call's dtype=/out= arguments without
         # re-deriving ``want``: the same immutable dtype= object (or none), or one out=
-        # array of the same type (its dtype and shape are checked on each call).
+        # array of the same type, or a tuple of out= arrays of the same types, one per
+        # result (dtypes and shapes are checked on each call).
         self.dtype_arg: Any = dtype if out is None and immutable_dtype(dtype) else NEVER
-        ot = type(out)
-        self.out_type: Any = (
-            ot if out is not None and hasattr(ot, "shape") and hasattr(ot, "dtype") else None
-        )
+        self.out_type: Any = _array_type(out) if out is not None else None
+        self.out_types: tuple[type, ...] | None = None
+        if type(out) is tuple and len(out) == len(self.dtypes) > 1:
+            types_ = tuple(_array_type(o) for o in out)
+            if all(t is not None for t in types_):
+                self.out_types = types_  # type: ignore[assignment]
 
 
 Launch = Callable[[tuple[int, ...], Sequence[Any], Sequence[Any]], None]
@@ -123,6 +127,12 @@ def launcher(backend: Backend, compiled: Compiled, values: Sequence[Any]) -> Lau
     if len(compiled.launchers) < 16:
         compiled.launchers[key] = made
     return made
+
+
+def _array_type(x: Any) -> type | None:
+    """``type(x)`` if it is an array type (it has ``shape`` and ``dtype``), else ``None``."""
+    t = type(x)
+    return t if hasattr(t, "shape") and hasattr(t, "dtype") else None
 
 
 NEVER = object()

@@ -27,7 +27,7 @@ class VolumeRendering(Benchmark):
         "quick": Params(n=50_000, iters=10),
         "paper": Params(n=1_000_000, iters=1000),
     }
-    notes = "two kernels per iteration: colour, then L <- (L + 1) % 40 (not fused)"
+    notes = "one kernel per iteration: colour and the next L = (L + 1) % 40 as two results"
 
     def make_inputs(self, params: Params, rng: np.random.Generator | None = None) -> dict[str, Any]:
         rng = rng or np.random.default_rng(201409)
@@ -59,31 +59,30 @@ class VolumeRendering(Benchmark):
                 v += 1
             return c
 
-        def advance(i: int) -> Any:
-            return (lengths[i] + 1) % MAX_LEN
+        def colour_and_advance(i: int) -> tuple[Any, Any]:
+            # one pass: this iteration's colour and the next iteration's ray length
+            return colour(i), (lengths[i] + 1) % MAX_LEN
 
         def set_lengths(a: Any) -> None:
             nonlocal lengths
             lengths = a
 
-        bufs: list[Any] = []
-        res: list[Any] = []
+        bufs: list[Any] = []  # two (colour, lengths) pairs, used in turn
 
         def run(compute: Compute) -> Outputs:
             shape = (params.n,)
             set_lengths(inputs["ray0"])
+            res: Any = None
             for it in range(params.iters):
-                if res:
-                    compute(shape, colour, out=res[0])
+                # ping-pong: never write the lengths being read. The last pass's advance
+                # is computed and not used (`advance (iters - 1)`: iters colour passes).
+                slot = it % 2
+                if len(bufs) > slot:
+                    res = compute(shape, colour_and_advance, out=bufs[slot])
                 else:
-                    res.append(compute(shape, colour))
-                if it < params.iters - 1:  # `advance (iters - 1)`: iters colour passes
-                    slot = it % 2  # ping-pong: never write the lengths being read
-                    if len(bufs) > slot:
-                        compute(shape, advance, out=bufs[slot])
-                    else:
-                        bufs.append(compute(shape, advance))
-                    set_lengths(bufs[slot])
+                    res = compute(shape, colour_and_advance)
+                    bufs.append(res)
+                set_lengths(res[1])
             return (res[0],)
 
         return Bound(run=run)

@@ -399,3 +399,26 @@ def test_fused_launch_leaves_a_misaligned_stride_to_the_general_paths_error(fake
             driver.run(be, axpy, (4,))
     finally:
         xs = saved
+
+
+def pair(i):
+    return xs[i] + 1.0, xs[i] * alpha
+
+
+def test_tuple_out_warm_call_packs_both_results_in_one_fused_launch(fake_cupy, tmp_path):
+    cp, state = fake_cupy
+    be = _backend("device", state, tmp_path)
+    calls = _counting_prepare(be)
+    global xs
+    saved = xs
+    try:
+        xs = cp.asarray(np.arange(6.0))
+        outs = [(cp.zeros(6, np.float64), cp.zeros(6, np.float64)) for _ in range(2)]
+        for k in range(4):
+            out = outs[k % 2]
+            assert driver.run(be, pair, (6,), out=out) is out
+            last = _last(state)
+            assert (last["out0"], last["out1"]) == (out[0].data.ptr, out[1].data.ptr)
+        assert calls[0] == 1  # the first call only: the others are the fused warm launch
+    finally:
+        xs = saved

@@ -382,3 +382,42 @@ def test_api_errors_are_still_clean_offload_errors(api_on_interp):
     assert info.value.__traceback__ is not None
     frames = {f.name for f in info.traceback}
     assert "run" not in frames and "_call" not in frames
+
+
+def test_tuple_out_ping_pong_is_served_by_the_lane_with_cpythons_values(be, monkeypatch):
+    full = []
+    monkeypatch.setattr(driver, "_run", lambda *a: full.append(1) or _unpatched_run(*a))
+    state = np.arange(5.0)
+
+    def step(i):  # the next state and a by-product, written into two arrays
+        return state[(i + 1) % 5] + 1.0, state[i] * 2.0
+
+    bufs = [(np.zeros(5), np.zeros(5)), (np.zeros(5), np.zeros(5))]
+    for it in range(4):
+        want = [state[(i + 1) % 5] + 1.0 for i in range(5)], [state[i] * 2.0 for i in range(5)]
+        out = bufs[it % 2]
+        assert driver.run(be, step, (5,), out=out) is out
+        np.testing.assert_array_equal(out[0], want[0])
+        np.testing.assert_array_equal(out[1], want[1])
+        state = out[0]  # the next call reads what this one wrote, into the other pair
+    assert len(full) == 1 and warm_lane_of(step) is not None  # only the first call
+
+
+def test_tuple_out_overlapping_a_capture_or_of_another_kind_leaves_the_lane(be):
+    src = np.arange(4.0)
+
+    def pair(i):
+        return src[(i + 1) % 4], src[i] + 0.5
+
+    out = (np.zeros(4), np.zeros(4))
+    driver.run(be, pair, (4,), out=out)
+    driver.run(be, pair, (4,), out=out)
+    before = src.copy()
+    staged = (src, np.zeros(4))  # the first result is what is read: staged, then copied
+    assert driver.run(be, pair, (4,), out=staged) is staged
+    np.testing.assert_array_equal(staged[0], np.roll(before, -1))
+    np.testing.assert_array_equal(staged[1], before + 0.5)
+    with pytest.raises(ValueError, match="shape"):
+        driver.run(be, pair, (4,), out=(np.zeros(4), np.zeros(5)))
+    with pytest.raises(TypeError, match="out="):
+        driver.run(be, pair, (4,), out=(np.zeros(4), [0.0] * 4))
