@@ -142,7 +142,7 @@ class GPUBackend:
             return SimKernel(ks, simulator_kernel(ks, fn.name), fn.name, names)
         cp = load_cupy()
         dev = device_info()
-        key = self.key(fn, options, dev.cc, bits, unit_last)
+        key = self.key(fn, options, dev.cc, ks)
         kernel = self._loaded.get(key)
         if kernel is not None:
             return kernel
@@ -260,18 +260,15 @@ class GPUBackend:
     # -- helpers -------------------------------------------------------------------------
 
     def key(
-        self,
-        fn: Function,
-        options: CompileOptions,
-        cc: tuple[int, int],
-        bits: int = 64,
-        unit_last: bool = False,
+        self, fn: Function, options: CompileOptions, cc: tuple[int, int], ks: KernelSource
     ) -> str:
-        """The kernel cache key of ``fn`` (DESIGN §3) with ``bits``-wide index arithmetic
-        (and unit last-axis strides)."""
+        """The kernel cache key of ``fn`` (DESIGN §3) compiled as ``ks``: the IR and the
+        generated kernel source both, so that a change to the thread mapping or the
+        emitter (which the IR does not show) never loads a stale kernel from the disk."""
         arg_types = [str(v.type) for v in fn.params] + [str(t) for t in fn.result_types]
-        opts = f"{options.key()};index_bits={bits}" + (";unit_last" if unit_last else "")
-        return cache_key(print_function(fn), arg_types, opts, cc, tool_versions())
+        opts = f"{options.key()};index_bits={ks.index_bits}"
+        text = f"{print_function(fn)}\n{ks.source}"
+        return cache_key(text, arg_types, opts, cc, tool_versions())
 
     def pool(self) -> DevicePool:
         """Device mode's pool of device blocks."""

@@ -75,7 +75,7 @@ def tool_versions() -> tuple[tuple[str, str], ...]:
     except Exception:  # no libNVVM: compile_ptx will fail with a clearer error
         nvvm_ver = "none"
     return (
-        ("offload-ptx", "2"),  # 2: nsw index arithmetic (offload.ptx.intrinsics)
+        ("offload-ptx", "3"),  # 2: nsw index arithmetic; 3: 3-D thread mapping, rsqrt
         ("numba", numba.__version__),
         ("numba-cuda", nc),
         ("nvvm", nvvm_ver),

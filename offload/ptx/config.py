@@ -14,6 +14,7 @@ from dataclasses import dataclass
 WARP = 32
 MAX_GRID_Y = 65535
 MAX_GRID_Z = 65535
+MAX_BLOCK_Z = 64
 REG_ALLOC_UNIT = 256
 """Registers are allocated per warp in units of 256 (sm_70 .. sm_90)."""
 MAX_BLOCKS_PER_SM = 32
@@ -82,14 +83,23 @@ def launch_config(
     last = shape[-1] if shape else 1
     rows = shape[-2] if len(shape) >= 2 else 1
     planes = math.prod(shape[:-2]) if len(shape) >= 3 else 1
-    bx = min(block, max(WARP, 1 << max(0, (last - 1).bit_length())))
-    by = max(1, block // bx)
+    bx = min(block, max(WARP, _pow2(last)))
+    # The rest of the block along y, then z, never wider than the axis (rounded up to a
+    # power of two): threads past a short axis would idle (a (4096, 1, 64) index space
+    # gets 64 x 1 x 2 blocks, not 64 x 2 x 1).
+    by = max(1, min(block // bx, _pow2(rows)))
+    bz = max(1, min(block // (bx * by), _pow2(planes), MAX_BLOCK_Z))
     target = max(1, per_sm * sm_count * WAVES)
     gx = max(1, min(-(-last // bx), target))
     gy = max(1, min(-(-rows // by), max(1, target // gx), MAX_GRID_Y))
-    gz = max(1, min(planes, max(1, target // (gx * gy)), MAX_GRID_Z))
+    gz = max(1, min(-(-planes // bz), max(1, target // (gx * gy)), MAX_GRID_Z))
     occupancy = per_sm * block / max_threads_per_sm
-    return LaunchConfig((gx, gy, gz), (bx, by, 1), per_sm, min(1.0, occupancy))
+    return LaunchConfig((gx, gy, gz), (bx, by, bz), per_sm, min(1.0, occupancy))
+
+
+def _pow2(n: int) -> int:
+    """The smallest power of two at least ``n`` (1 for ``n <= 1``)."""
+    return 1 << max(0, (n - 1).bit_length())
 
 
 MAX_GRID_X = 2**31 - 1

@@ -168,3 +168,23 @@ def test_clear_removes_disk_and_memory_entries(tmp_path):
     counter = Counter()
     cache.get_or_compile("k1", counter)
     assert counter.calls == 1
+
+
+def test_backend_key_changes_with_the_kernel_source_for_the_same_ir(tmp_path):
+    # A change to the thread mapping or the emitter shows in the kernel source, not in the
+    # IR: a disk entry made by an older skeleton must not be loaded for it.
+    import dataclasses
+
+    from offload.options import CompileOptions
+    from offload.ptx.backend import GPUBackend
+    from offload.ptx.kernel_source import build_kernel_source
+    from tests.ptx.irfixtures import ALL
+
+    fn = ALL["index_arith"]()
+    ks = build_kernel_source(fn)
+    be = GPUBackend(cache_dir=tmp_path, simulator=True)
+    opts = CompileOptions()
+    key = be.key(fn, opts, (9, 0), ks)
+    assert key == be.key(fn, opts, (9, 0), build_kernel_source(fn))
+    changed = dataclasses.replace(ks, source=ks.source.replace("plane", "slab"))
+    assert be.key(fn, opts, (9, 0), changed) != key

@@ -55,6 +55,13 @@ def test_rank_3_walks_rows_with_grid_y_and_planes_with_grid_z():
     assert math.prod(cfg.grid) <= 132 * cfg.blocks_per_sm * WAVES
 
 
+def test_a_short_axis_gets_no_idle_threads_along_it():
+    cfg = launch_config((4096, 1, 64), num_regs=32, max_threads_per_block=1024, **H100)
+    assert cfg.block[1] == 1 and cfg.block[0] * cfg.block[2] == math.prod(cfg.block) >= 64
+    one_row = launch_config((1, 64), num_regs=32, max_threads_per_block=1024, **H100)
+    assert one_row.block == (64, 1, 1)
+
+
 def test_planes_beyond_the_grid_z_limit_are_covered_by_grid_stride():
     cfg = launch_config((2**20, 1, 1, 40), num_regs=32, max_threads_per_block=1024, **H100)
     assert cfg.grid[2] <= 65535
@@ -72,3 +79,6 @@ def test_grid_is_at_most_waves_of_resident_blocks_and_never_empty(shape, regs):
     # never more threads along x than the last axis needs (rounded to a warp / a block)
     assert cfg.grid[0] * cfg.block[0] < shape[-1] + cfg.block[0]
     assert cfg.block[0] % 32 == 0 and math.prod(cfg.block) <= 1024
+    rows = shape[-2] if len(shape) >= 2 else 1
+    planes = math.prod(shape[:-2]) if len(shape) >= 3 else 1
+    assert cfg.block[1] < 2 * rows and cfg.block[2] < 2 * planes and cfg.block[2] <= 64
