@@ -58,19 +58,32 @@ def param_ctype(
     return np.ctypeslib.as_ctypes_type(dtype)
 
 
-def _value_expr(kind: ParamKind, index: int, axis: int) -> str:
+def value_expr(
+    kind: ParamKind,
+    index: int,
+    axis: int,
+    *,
+    out: Callable[[int], str] = lambda j: f"out_ptr(outs[{j}])",
+    ptr: Callable[[int], str] = lambda k: f"c{k}[0]",
+    extent: Callable[[int, int], str] = lambda k, a: f"c{k}[1][{a}]",
+    stride: Callable[[int, int], str] = lambda k, a: f"c{k}[2][{a}]",
+    scalar: Callable[[int], str] = lambda k: f"caps[{k}]",
+) -> str:
+    """The generated fill's Python expression for one kernel parameter: by default over
+    ``prepare_captures``' ``ArrayArg`` tuples (``c{k}``) and values (``caps``);
+    ``offload.ptx.fused`` names its own."""
     if kind == ParamKind.EXTENT:
         return f"shape[{index}]"
     if kind == ParamKind.OUT:
-        return f"out_ptr(outs[{index}])"
+        return out(index)
     if kind == ParamKind.PTR:
-        return f"c{index}[0]"
+        return ptr(index)
     if kind == ParamKind.CAP_EXTENT:
-        return f"c{index}[1][{axis}]"
+        return extent(index, axis)
     if kind == ParamKind.CAP_STRIDE:
-        return f"c{index}[2][{axis}]"
+        return stride(index, axis)
     if kind == ParamKind.SCALAR:
-        return f"caps[{index}]"
+        return scalar(index)
     return "err_ptr"
 
 
@@ -96,7 +109,7 @@ class ArgBuffer:
         self.address = ctypes.addressof(self.pointers)
         """What ``cuLaunchKernel`` takes as ``kernelParams``."""
         self.lock = threading.Lock()
-        exprs = [_value_expr(p.kind, p.index, p.axis) for p in ks.params]
+        exprs = [value_expr(p.kind, p.index, p.axis) for p in ks.params]
         arrays = sorted({p.index for p in ks.params if p.kind == ParamKind.PTR})
         head = ["def fill(shape, outs, caps):"]
         head += [f"    c{k} = caps[{k}]" for k in arrays]

@@ -22,6 +22,7 @@ from typing import Any
 from offload.diagnostics import KernelFault
 from offload.ir.core import Function
 from offload.ir.types import ArrayType
+from offload.ptx.args import value_expr
 from offload.ptx.guard import guard_terms
 from offload.ptx.kernel_source import ParamKind
 from offload.ptx.launch import GPUKernel
@@ -64,7 +65,19 @@ def fused_launcher(
         stride=lambda k, a: f"e{k}_{a}",
         scalar=lambda k: f"v{k}",
     )
-    args = [_value(p.kind, p.index, p.axis) for p in ks.params]
+    args = [
+        value_expr(
+            p.kind,
+            p.index,
+            p.axis,
+            out=lambda j: f"o{j}",
+            ptr=lambda k: f"v{k}.data.ptr",
+            extent=lambda k, a: f"sh{k}[{a}]",
+            stride=lambda k, a: f"e{k}_{a}",
+            scalar=lambda k: f"v{k}",
+        )
+        for p in ks.params
+    ]
     outs = sorted({p.index for p in ks.params if p.kind == ParamKind.OUT})
     lines += [
         f"    if not ({' and '.join(checks) or 'True'}):",
@@ -105,20 +118,3 @@ def fused_launcher(
     exec(compile(source, f"<offload fused launch {ks.name}>", "exec"), namespace)
     launcher: Launcher = namespace["launch"]
     return launcher
-
-
-def _value(kind: ParamKind, index: int, axis: int) -> str:
-    """The fused function's expression for one kernel parameter (see ``ArgBuffer``)."""
-    if kind == ParamKind.EXTENT:
-        return f"shape[{index}]"
-    if kind == ParamKind.OUT:
-        return f"o{index}"
-    if kind == ParamKind.PTR:
-        return f"v{index}.data.ptr"
-    if kind == ParamKind.CAP_EXTENT:
-        return f"sh{index}[{axis}]"
-    if kind == ParamKind.CAP_STRIDE:
-        return f"e{index}_{axis}"
-    if kind == ParamKind.SCALAR:
-        return f"v{index}"
-    raise AssertionError(f"no fused value for a {kind} parameter")
