@@ -6,12 +6,12 @@ launching. Everything backend-specific (numba, CuPy) stays behind this protocol.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any, Protocol
+from collections.abc import Callable, Sequence
+from typing import Any, NamedTuple, Protocol
 
 import numpy as np
 
-from offload.ir.core import Function
+from offload.ir.core import ConstArray, Function
 from offload.options import CompileOptions
 
 
@@ -25,6 +25,15 @@ class Kernel(Protocol):
         (NumPy, or device arrays for the GPU) and NumPy scalars of the parameter's type.
         """
         ...
+
+
+class Pinned(NamedTuple):
+    """A captured array a backend specialises its kernel on (``Capture.value``), and the
+    test a later call's value must pass for that kernel to serve it (it is this array,
+    unchanged)."""
+
+    value: ConstArray
+    same: Callable[[Any], bool]
 
 
 class Backend(Protocol):
@@ -54,3 +63,11 @@ class Backend(Protocol):
         """Turn current captured values into what ``Kernel.launch`` takes (e.g. copy host
         arrays to the device); scalars pass through."""
         ...
+
+
+def pinned_captures(backend: Backend, values: Sequence[Any]) -> dict[int, Pinned]:
+    """The captured values ``backend`` specialises kernels on, by capture position (its
+    optional ``pinned_captures`` method; none for a backend without one)."""
+    find = getattr(backend, "pinned_captures", None)
+    found: dict[int, Pinned] = find(values) if find is not None else {}
+    return found

@@ -18,21 +18,22 @@ checks, lowers and compiles as needed.
 
 from __future__ import annotations
 
+import dataclasses
 import types
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
 from offload.analysis.check import check_function
-from offload.backend import Backend
+from offload.backend import Backend, pinned_captures
 from offload.config import config
 from offload.diagnostics import DiagnosticSink, TypeMismatch
 from offload.frontend.captures import Fetcher, make_fetcher, type_guard
 from offload.frontend.lower import Lowered, capture_type_key, lower
 from offload.frontend.source import get_source
-from offload.ir.core import Function
+from offload.ir.core import Capture, ConstArray, Function
 from offload.ir.resultcast import cast_results
 from offload.ir.types import ScalarType, scalar_of_dtype
 from offload.opt.manager import run_pipeline
@@ -86,6 +87,11 @@ def _new_entry(lowered: Lowered, rank: int) -> Entry:
 
 _TABLE: dict[tuple[Backend, Any], Entry] = {}
 
+MAX_PINNED_KERNELS = 8
+"""Kernels an entry compiles before it stops specialising on pinned array contents
+(``Backend.pinned_captures``): a small frozen array whose contents change from call to
+call would otherwise cost a compile per call."""
+
 _FUNCTION = types.FunctionType
 
 
@@ -130,10 +136,14 @@ def check_and_lower(target: Any, rank: int) -> Lowered:
 
 
 def specialise(
-    lowered: Lowered, dtypes: Sequence[np.dtype[Any]] | None, options: CompileOptions
+    lowered: Lowered,
+    dtypes: Sequence[np.dtype[Any]] | None,
+    options: CompileOptions,
+    constants: Mapping[int, ConstArray] | None = None,
 ) -> Function:
-    """Result casts (``dtype=``/``out=``) then the optimiser pipeline."""
-    fn = lowered.ir
+    """Result casts (``dtype=``/``out=``), the contents of ``constants`` (capture position
+    -> the array contents it is specialised on), then the optimiser pipeline."""
+    fn = with_constants(lowered.ir, constants or {})
     if dtypes is not None:
         targets: list[ScalarType] = []
         for dt in dtypes:
@@ -143,6 +153,15 @@ def specialise(
             targets.append(st)
         fn = cast_results(fn, targets)
     return run_pipeline(fn, options)
+
+
+def with_constants(fn: Function, constants: Mapping[int, ConstArray]) -> Function:
+    """``fn`` specialised on the contents of the captured arrays in ``constants`` (capture
+    position -> contents; ``Capture.value``)."""
+    if not constants:
+        return fn
+    caps = [Capture(c.name, c.type, constants.get(k)) for k, c in enumerate(fn.captures)]
+    return dataclasses.replace(fn, captures=caps)
 
 
 def run(  # noqa: PLR0917  (the public call's arguments, passed through)
@@ -274,20 +293,27 @@ def _specialisation(  # noqa: PLR0917  (the full path's state, passed without a 
     and the reader that re-validates the capture types on later calls (``None``: the
     types cannot be checked by a guard, every call takes this path)."""
     tkey = capture_type_key(values)
-    ckey = (tkey, options, want)
+    pinned = pinned_captures(backend, values)
+    pkey = tuple((k, p.value) for k, p in pinned.items())
+    ckey = (tkey, options, want, pkey)
     compiled = entry.compiled.get(ckey)
+    if compiled is None and pinned and len(entry.compiled) >= MAX_PINNED_KERNELS:
+        # Contents that keep changing would compile a kernel per call: the general one.
+        pinned, pkey = {}, ()
+        ckey = (tkey, options, want, pkey)
+        compiled = entry.compiled.get(ckey)
     if compiled is None:
         lowered = entry.lowered
         if entry.compiled:
             # Capture types changed since the first lowering: lower again for these types.
             lowered = check_and_lower(target, len(shape))
-        ir = specialise(lowered, want, options)
+        ir = specialise(lowered, want, options, {k: p.value for k, p in pinned.items()})
         kernel = backend.compile(ir, options)
         dtypes = tuple(t.dtype for t in ir.result_types)
         compiled = Compiled(ir, kernel, dtypes)
         entry.compiled[ckey] = compiled
     rkey = (tkey, *map(type, values))
-    if rkey in entry.readers:
+    if rkey in entry.readers and not pinned:
         read = entry.readers[rkey]
     else:
         guard = type_guard(values)
@@ -299,8 +325,10 @@ def _specialisation(  # noqa: PLR0917  (the full path's state, passed without a 
                 guard.types,
                 guard.arrays,
                 [(path.steps, obj) for path, obj in low.resolved],
+                [(k, p.same) for k, p in pinned.items()],
             )
-        entry.readers[rkey] = read
+        if not pinned:  # a pinned reader tests particular arrays: made for each miss
+            entry.readers[rkey] = read
     return compiled, read
 
 

@@ -8,6 +8,8 @@
 #   blocking  matrix-mult's kernel under each register blocking (benchmarks/blocking.py)
 #   ablation  every optimiser pass on/off on the paper's kernels (kernel time + PTX counts)
 #   quick     the whole suite at quick size on compute_g + peers (a fast smoke run)
+#   cpu       the host's CPU cores: compute_s and compute_p at paper size, one iteration
+#             (compute_p only for the three whose compute_s takes minutes)
 #   profile   Nsight Compute metrics of compute_g and the CUDA peers (tools/gpu-profile.sh) for
 #             PROFILE_NAMES (default: the benchmarks that miss their targets)
 # Everything is written under $OUT/run (fetched back as one tarball, $OUT/gpu-run.tgz);
@@ -41,6 +43,12 @@ for arg in "$@"; do
     ablation)
       timeout "$limit" python3 -m benchmarks.ablation --size paper --repeat 5 --out "$RUN/ablation" > "$RUN/ablation.log" 2>&1 || status=1
       summary+=("$(tail -n 45 "$RUN/ablation.log")") ;;
+    cpu)
+      light="blackscholes 2d-convolution 7pt-stencil backprojection treesearch volume-rendering dotp mandelbrot smvm nbody-accelerate"
+      # shellcheck disable=SC2086
+      timeout "$limit" python3 -m benchmarks.runner $light --size paper --targets s,p --iters 1 --repeat 3 --out "$RUN" --tag cpu --no-plots > "$RUN/cpu.log" 2>&1 || status=1
+      timeout "$limit" python3 -m benchmarks.runner 1d-convolution matrix-mult nbody --size paper --targets p --iters 1 --repeat 1 --out "$RUN" --tag cpu-heavy --no-plots >> "$RUN/cpu.log" 2>&1 || status=1
+      summary+=("$(grep -E '^\| [a-z0-9-]+ \| compute_' "$RUN/cpu.log" | cut -c1-120)") ;;
     quick)
       timeout "$limit" python3 -m benchmarks.runner --size quick --targets g,gpu-peers --repeat 3 --out "$RUN" --tag quick --no-plots > "$RUN/quick.log" 2>&1 || status=1
       summary+=("$(grep -E '^\|' "$RUN/quick.log" | cut -c1-200)") ;;

@@ -15,6 +15,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
 from offload.diagnostics import Span
 from offload.ir.ops import Opcode
 from offload.ir.types import ScalarType, Type
@@ -101,6 +103,33 @@ class Block:
         return []
 
 
+@dataclass(frozen=True)
+class ConstArray:
+    """The contents of a captured array that a kernel is specialised on (a small array
+    frozen with ``offload.use``): its shape and its elements' bytes in C order."""
+
+    shape: tuple[int, ...]
+    dtype: np.dtype[Any]
+    data: bytes
+
+    @staticmethod
+    def of(x: np.ndarray[Any, Any]) -> ConstArray:
+        return ConstArray(tuple(x.shape), x.dtype, np.ascontiguousarray(x).tobytes())
+
+    def array(self) -> np.ndarray[Any, Any]:
+        """The contents as a read-only array of ``shape``."""
+        return np.frombuffer(self.data, dtype=self.dtype).reshape(self.shape)
+
+    def strides(self) -> tuple[int, ...]:
+        """Element strides of the C-order layout."""
+        out: list[int] = []
+        step = 1
+        for n in reversed(self.shape):
+            out.append(step)
+            step *= n
+        return tuple(reversed(out))
+
+
 @dataclass(eq=False)
 class Capture:
     """What a non-index parameter stands for: a captured array or scalar of the user's code."""
@@ -108,6 +137,10 @@ class Capture:
     name: str
     """The source-level expression, e.g. ``a`` or ``self.weights`` (for messages)."""
     type: Type
+    value: ConstArray | None = None
+    """A captured array's contents where the function is specialised on them (its loads
+    and shape may then be folded, and a GPU kernel holds them as constants); the array is
+    still passed, and the driver checks on every call that it is the same."""
 
 
 @dataclass(eq=False)

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass
 
-from offload.ir.types import ScalarType, Type, parse_type
+from offload.ir.core import ConstArray
+from offload.ir.types import ArrayType, ScalarType, Type, parse_type
 
 
 class IRParseError(ValueError):
@@ -124,6 +126,28 @@ def read_type(toks: Tokens) -> Type:
         return parse_type(tok[1])
     except (KeyError, ValueError):
         raise toks.error(f"unknown type {tok[1]!r}") from None
+
+
+def read_const(toks: Tokens, t: Type) -> ConstArray | None:
+    """A capture's constant contents, ``= const(5x5) "<hex>"``, if the line has them next."""
+    if not toks.at("="):
+        return None
+    toks.expect("=")
+    toks.expect("const")
+    toks.expect("(")
+    dims = toks.next("word", "the constant's shape, e.g. 5x5")
+    toks.expect(")")
+    data = toks.next("string", "the constant's bytes in hex")[1:-1]
+    if not isinstance(t, ArrayType):
+        raise toks.error(f"only an array capture can hold constant contents, not {t}")
+    try:
+        shape = tuple(int(d) for d in dims.split("x")) if dims else ()
+        raw = bytes.fromhex(data)
+    except ValueError:
+        raise toks.error(f"bad constant shape {dims!r} or bytes") from None
+    if len(shape) != t.ndim or len(raw) != t.elem.dtype.itemsize * math.prod(shape):
+        raise toks.error(f"constant of shape {dims} and {len(raw)} bytes does not fit {t}")
+    return ConstArray(shape, t.elem.dtype, raw)
 
 
 def scalar_type(toks: Tokens) -> ScalarType:

@@ -22,6 +22,7 @@ from offload.ir.lexer import (
     Tokens,
     block_hint,
     literal,
+    read_const,
     read_type,
     scalar_type,
     tokenize,
@@ -150,7 +151,7 @@ class _Parser:
                 raise toks.error(f"index parameter {vname} must have type {INDEX}, found {t}")
             params.append(self.define(toks, vname, t))
             if cap_name is not None:
-                captures.append(Capture(cap_name, t))
+                captures.append(Capture(cap_name, t, read_const(toks, t)))
         toks.expect(")")
         toks.expect("->")
         toks.expect("(")

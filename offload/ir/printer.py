@@ -100,7 +100,11 @@ def print_function(fn: Function, with_locs: bool = False) -> str:
         else:
             cap = fn.captures[k - fn.n_index]
             name = cap.name.replace("\\", "\\\\").replace('"', '\\"')
-            params.append(f'capture "{name}" {names.v(v)}: {v.type}')
+            const = ""
+            if cap.value is not None:
+                dims = "x".join(map(str, cap.value.shape))
+                const = f' = const({dims}) "{cap.value.data.hex()}"'
+            params.append(f'capture "{name}" {names.v(v)}: {v.type}{const}')
     results = ", ".join(str(t) for t in fn.result_types)
     blocking = f" blocking({', '.join(map(str, fn.blocking))})" if fn.blocking else ""
     lines = [f"func @{fn.name}({', '.join(params)}) -> ({results}){blocking} {{"]

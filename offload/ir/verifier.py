@@ -12,7 +12,7 @@ import math
 from offload.ir.cfg import dominators, predecessors
 from offload.ir.core import Block, Branch, Function, Jump, Op, Return, Value
 from offload.ir.printer import Namer, print_function, print_op
-from offload.ir.types import BOOL, INDEX, ScalarType
+from offload.ir.types import BOOL, INDEX, ArrayType, ScalarType
 from offload.ir.verify_ops import op_type_errors
 
 
@@ -88,6 +88,18 @@ class _Verifier:
                     "signature",
                     f"capture parameter {k} ({cap.name!r}) has type {v.type}, "
                     f"but the capture says {cap.type}",
+                )
+            c = cap.value
+            if c is not None and not (
+                isinstance(cap.type, ArrayType)
+                and len(c.shape) == cap.type.ndim
+                and c.dtype == cap.type.elem.dtype
+                and len(c.data) == c.dtype.itemsize * math.prod(c.shape)
+            ):
+                self.problem(
+                    "signature",
+                    f"capture {k} ({cap.name!r}) of type {cap.type} holds constant contents "
+                    f"of another type, shape or size ({c.dtype}, {c.shape})",
                 )
         for k, t in enumerate(fn.result_types):
             if not isinstance(t, ScalarType):

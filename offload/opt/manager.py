@@ -30,6 +30,7 @@ class UnknownPassError(ValueError):
 
 def _registry() -> dict[str, Callable[[CompileOptions], Pass]]:
     # Imported here so that each pass module can import this one's helpers freely.
+    from offload.opt.const_captures import ConstantCaptures
     from offload.opt.copyprop import CopyPropagation
     from offload.opt.cse import CommonSubexpressions
     from offload.opt.dce import DeadCodeElimination
@@ -41,6 +42,7 @@ def _registry() -> dict[str, Callable[[CompileOptions], Pass]]:
     from offload.opt.unroll import Unroll
 
     classes = (
+        ConstantCaptures,
         ConstantFolding,
         CopyPropagation,
         CommonSubexpressions,
@@ -58,15 +60,17 @@ REGISTRY: dict[str, Callable[[CompileOptions], Pass]] = _registry()
 """Pass name -> factory taking the compile options."""
 
 DEFAULT_PIPELINE = (
-    "simplifycfg,fold,copyprop,cse,dce,divmod,fold,cse,select,simplifycfg,"
+    "consts,simplifycfg,fold,copyprop,cse,dce,divmod,fold,consts,cse,select,simplifycfg,"
     "fold,copyprop,divmod,cse,fold,licm,unroll,divmod,fold,cse,licm,dce,simplifycfg"
 )
 """The pipeline every backend runs unless ``CompileOptions.pipeline`` says otherwise.
 
-Clean-up first (so that branches on constants and forwarding blocks do not hide
-diamonds), index simplification before branch merging (range facts can decide the
-negative-index wrap selects), then merging, another round of clean-up, LICM, then runtime
-unrolling of counted inner loops (a latency-bound reduction issues its loads F at a time)
+Constant captured arrays' shapes and elements first (``consts``: only functions
+specialised on a small frozen array have any; again once indices are folded), clean-up (so
+that branches on constants and forwarding blocks do not hide diamonds), index
+simplification before branch merging (range facts can decide the negative-index wrap
+selects), then merging, another round of clean-up, LICM, then runtime unrolling of counted
+inner loops (a latency-bound reduction issues its loads F at a time)
 and the clean-up it needs.
 """
 

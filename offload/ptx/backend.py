@@ -16,8 +16,9 @@ from typing import Any, Literal
 
 import numpy as np
 
+from offload.backend import Pinned
 from offload.diagnostics import OffloadError
-from offload.ir.core import Function
+from offload.ir.core import ConstArray, Function
 from offload.ir.printer import print_function
 from offload.options import CompileOptions
 from offload.ptx import variants
@@ -44,6 +45,10 @@ from offload.runtime.pool import DevicePool
 from offload.runtime.views import cupy_arg, strides_in_elements, view_arg
 
 Mode = Literal["unified", "device"]
+
+PINNED_BYTES = 1024
+"""The largest frozen array a kernel is specialised on: a stencil's or filter's weights,
+small enough to stay in the constant cache and to keep the kernel's text small."""
 
 
 def simulator_enabled() -> bool:
@@ -245,6 +250,26 @@ class GPUBackend:
             else:
                 out.append(c)
         return out
+
+    def pinned_captures(self, values: Sequence[Any]) -> dict[int, Pinned]:
+        """The captured arrays a kernel is specialised on: host arrays frozen with
+        ``offload.use``, of at most ``PINNED_BYTES`` (their contents become constants in the
+        kernel: constant-index reads fold, others read the constant bank); a later call
+        must pass the same array, not thawed since."""
+        table = self._frozen
+        pinned: dict[int, Pinned] = {}
+        for k, v in enumerate(values):
+            if type(v) is not np.ndarray or not 0 < v.nbytes <= PINNED_BYTES or v.ndim == 0:
+                continue
+            record = table.record(v)
+            if record is None or v.dtype.kind not in "biuf":
+                continue
+
+            def same(x: Any, v: Any = v, record: object = record) -> bool:
+                return x is v and table.record(x) is record
+
+            pinned[k] = Pinned(ConstArray.of(v), same)
+        return pinned
 
     def fused_launcher(
         self, fn: Function, kernel: Any, values: Sequence[Any], general: Launcher

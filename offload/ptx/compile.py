@@ -159,8 +159,7 @@ def simulator_kernel(ks: KernelSource, user_name: str) -> Any:
     from numba import cuda
 
     tree = ast.parse(ks.source)
-    kernel = tree.body[0]
-    assert isinstance(kernel, ast.FunctionDef)
+    kernel = next(s for s in tree.body if isinstance(s, ast.FunctionDef))  # after constants
     quiet = ast.parse('with np.errstate(all="ignore"):\n    pass').body[0]
     assert isinstance(quiet, ast.With)
     quiet.body = kernel.body

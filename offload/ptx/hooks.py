@@ -77,6 +77,16 @@ def copy_inside(axis: int, copy: int) -> str:
     return f"olin{axis}c{copy}"
 
 
+def const_array(k: int) -> str:
+    """Capture ``k``'s contents in the kernel's constant bank (``Capture.value``)."""
+    return f"olc{k}"
+
+
+def const_global(k: int) -> str:
+    """The module-level NumPy array that ``const_array(k)`` is made from."""
+    return f"OLC{k}"
+
+
 def tile_array(slot: int) -> str:
     """The shared-memory tile of ``slot`` (``offload.opt.stage``)."""
     return f"olsm{slot}"
@@ -118,6 +128,14 @@ class PointerHooks(BaseHooks):
     def load(
         self, capture_index: int, index_exprs: list[ast.expr], narrow: Sequence[bool] = ()
     ) -> ast.expr:
+        value = self.fn.captures[capture_index].value
+        if value is not None:  # the constant bank, at C-order offsets of its own
+            flat: ast.expr = ast.Constant(0)
+            for axis, (ix, step) in enumerate(zip(index_exprs, value.strides(), strict=True)):
+                term = expr(f"np.int64(i) * np.int64({step})", i=ix)
+                flat = term if axis == 0 else expr("a + b", a=flat, b=term)
+            const = ast.Subscript(name(const_array(capture_index)), flat, ast.Load())
+            return expr("r != np.uint8(0)", r=const) if value.dtype.kind == "b" else const
         offset: ast.expr | None = None
         # All-int32 indices (the 32-bit kernel's narrowed values): int32 products and sums
         # that cannot overflow -- the guard bounds sum((n - 1) * |stride|), so every partial

@@ -300,6 +300,7 @@ def build_kernel_source(
         tree = ast.parse(_skeleton(name, params, fn.rank, index_bits))
     body = emit(fn, h.PointerHooks(fn, bounds_check, index_bits, unit_last))
     tree = _Splice(body).visit(tree)
+    _add_constants(tree, fn)
     ast.fix_missing_locations(tree)
     source = _unparse(tree)
     return KernelSource(
@@ -314,6 +315,27 @@ def build_kernel_source(
         fn.blocking,
         unit_last,
     )
+
+
+def _add_constants(tree: ast.Module, fn: Function) -> None:
+    """Give the kernel the contents of its constant captures (``Capture.value``): a
+    module-level NumPy array each (bool as uint8, as the pointers carry it), bound in the
+    constant bank at the kernel's start, where NVVM folds the reads at constant offsets."""
+    kernel = tree.body[0]
+    assert isinstance(kernel, ast.FunctionDef)
+    defs: list[ast.stmt] = []
+    binds: list[ast.stmt] = []
+    for k, cap in enumerate(fn.captures):
+        if cap.value is None:
+            continue
+        dtype = "uint8" if cap.value.dtype.kind == "b" else cap.value.dtype.name
+        data = f'np.frombuffer(bytes.fromhex("{cap.value.data.hex()}"), dtype=np.{dtype})'
+        defs.append(ast.parse(f"{h.const_global(k)} = {data}").body[0])
+        binds.append(
+            ast.parse(f"{h.const_array(k)} = cuda.const.array_like({h.const_global(k)})").body[0]
+        )
+    tree.body[:0] = defs
+    kernel.body[:0] = binds
 
 
 def _unparse(tree: ast.Module) -> str:

@@ -188,6 +188,8 @@ class SimKernel:
     def launch(self, shape: tuple[int, ...], outs: Sequence[Any], captures: Sequence[Any]) -> None:
         if math.prod(shape) == 0:
             return
+        from numba import cuda
+
         flat_caps: list[Any] = []
         for cap in captures:
             if isinstance(cap, np.ndarray) and cap.ndim > 0:
@@ -201,8 +203,8 @@ class SimKernel:
                 args.append(ix(shape[p.index]))
             elif p.kind == ParamKind.OUT:
                 args.append(outs[p.index].reshape(-1))
-            elif p.kind == ParamKind.PTR:
-                args.append(flat_caps[p.index].reshape(-1))
+            elif p.kind == ParamKind.PTR:  # read only: no copy back (a frozen one can't take it)
+                args.append(cuda.In(flat_caps[p.index].reshape(-1)))  # type: ignore[attr-defined]
             elif p.kind == ParamKind.CAP_EXTENT:
                 args.append(ix(flat_caps[p.index].shape[p.axis]))
             elif p.kind == ParamKind.CAP_STRIDE:

@@ -18,6 +18,7 @@ from collections.abc import Sequence
 
 from offload.ir.core import Function
 from offload.ir.tile_ops import tile_of
+from offload.opt.const_bank import bank_constants
 from offload.opt.early_loads import EarlyLoads
 from offload.opt.jam import JamIndex, carried_words
 from offload.opt.licm import LoopInvariantCodeMotion
@@ -53,10 +54,11 @@ def kernel_ir(
     blockings: Sequence[tuple[int, int]] | None = None,
 ) -> Function:
     """The IR of ``fn``'s ``bits``-wide kernel (``fn`` is the optimised IR), blocked by the
-    first of ``blockings`` (default ``BLOCKINGS``; none: not blocked) that applies, with
-    each block's loads issued first (``offload.opt.early_loads``) unless bounds-checked or
+    first of ``blockings`` (default ``BLOCKINGS``; none: not blocked) that applies, its
+    constant captures banked where uniform (``offload.opt.const_bank``), with each block's
+    loads issued first (``offload.opt.early_loads``) unless bounds-checked or
     ``disabled_passes`` names ``early_loads``."""
-    fn = _staged(fn, options, bits, simulator=simulator, blockings=blockings)
+    fn = bank_constants(_staged(fn, options, bits, simulator=simulator, blockings=blockings))
     if options.bounds_check or "early_loads" in options.disabled_passes:
         return fn
     return EarlyLoads().run(fn)

@@ -196,13 +196,27 @@ class FrozenTable:
         self._entries: dict[int, _Frozen] = {}
 
     def freeze(self, x: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
-        """Mark ``x`` read-only and remember it; returns ``x``."""
+        """Mark ``x`` read-only and remember it; returns ``x``. Freezing an array that is
+        writeable again (thawed by the user, perhaps written) makes a new record: its old
+        device copy, and anything specialised on its old contents, is not used again."""
+        thawed = x.flags.writeable
         x.flags.writeable = False
         key = id(x)
-        if key not in self._entries:
-            self._entries[key] = _Frozen(weakref.ref(x))
+        entry = self._entries.get(key)
+        if entry is not None and entry.ref() is x and not thawed:
+            return x
+        if entry is None:
             weakref.finalize(x, self._entries.pop, key, None)
+        self._entries[key] = _Frozen(weakref.ref(x))
         return x
+
+    def record(self, x: Any) -> object | None:
+        """``x``'s freeze record while ``x`` is frozen and read-only (a new record after
+        each thaw and freeze, so equal records mean unchanged contents), else ``None``."""
+        entry = self._entries.get(id(x))
+        if entry is None or entry.ref() is not x or not isinstance(x, np.ndarray):
+            return None
+        return None if x.flags.writeable else entry
 
     def lookup(self, cp: Any, x: np.ndarray[Any, Any]) -> Any | None:
         """The cached device copy of ``x`` if ``x`` is frozen and still read-only."""

@@ -26,13 +26,15 @@ def make_reader(
     types: Sequence[type],
     arrays: Sequence[tuple[int, Any, int]],
     resolved: Sequence[tuple[Steps, object]] = (),
+    pinned: Sequence[tuple[int, Callable[[Any], bool]]] = (),
 ) -> Reader:
     """A function returning the current values at ``paths`` from a root (a function or a
     delayed array), or ``None`` unless value ``k`` has exactly type ``types[k]`` (and an
     int fits in int64), each ``(k, dtype, ndim)`` of ``arrays`` has that dtype and rank, and
-    each resolved path still leads to its object (``is``). Any exception while reading (a
-    deleted global, an emptied cell) also gives ``None``: the caller's full path reads
-    again and reports it."""
+    each resolved path still leads to its object (``is``) and each ``(k, same)`` of
+    ``pinned`` has ``same(value k)`` (a kernel specialised on that value). Any exception
+    while reading (a deleted global, an emptied cell) also gives ``None``: the caller's
+    full path reads again and reports it."""
     ns: dict[str, object] = {}
     hoisted: dict[str, str] = {}
     reads = [f"v{k} = {steps_expr(steps, str(k), ns, hoisted)}" for k, steps in enumerate(paths)]
@@ -45,6 +47,9 @@ def make_reader(
     for k, dtype, ndim in arrays:
         ns[f"D{k}"] = dtype
         tests += [f"v{k}.ndim == {int(ndim)}", f"(v{k}.dtype is D{k} or v{k}.dtype == D{k})"]
+    for k, same in pinned:
+        ns[f"P{k}"] = same
+        tests.append(f"P{k}(v{k})")
     for j, (steps, obj) in enumerate(resolved):
         ns[f"R{j}"] = obj
         tests.append(f"{steps_expr(steps, f'r{j}', ns, hoisted)} is R{j}")
