@@ -148,8 +148,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         import offload as ol  # compute_g is exported by the API work
 
-        src = ol.use(img.copy()) if hasattr(ol, "use") else dimg
-        src = img if src is None else src
+        src = ol.use(img.copy())
         # The filter frozen with ol.use (as a user keeps inputs resident): compute_g then
         # specialises the kernel on its 25 values (the "specialised" variant, derived);
         # left writeable, the kernel reads them from memory (the "naive" variant).

@@ -180,10 +180,14 @@ class RangeFacts:
                     changed = True
         return changed
 
-    def _incoming(self, block: Block, preds: list[Block]) -> list[tuple[list[Value], Env]]:
+    def _incoming(
+        self, block: Block, preds: list[Block], depth: int = 0
+    ) -> list[tuple[list[Value], Env]]:
         """Each feasible edge into ``block``: the values it passes and the facts on it
         (its source's, narrowed by the branch taken). An edge from a block without facts
-        yet (a back edge in the first round) is left out until it has them."""
+        yet (a back edge in the first round) is left out until it has them. ``depth``:
+        how deep in ``_narrow`` this is asked (a bool loop argument tested in its own loop
+        leads back here; the depth bounds that)."""
         incoming: list[tuple[list[Value], Env]] = []
         for pred in dict.fromkeys(preds):
             if pred not in self.block_facts:
@@ -201,7 +205,7 @@ class RangeFacts:
             for args, taken in pairs:
                 env = dict(base)
                 if taken is not None and t is not None and isinstance(t, Branch):
-                    narrowed = self._narrow(t.cond, taken, base, 0)
+                    narrowed = self._narrow(t.cond, taken, base, depth)
                     if narrowed is None:
                         continue  # an edge the facts prove is never taken
                     env.update(narrowed)
@@ -322,7 +326,8 @@ class RangeFacts:
         if block is None or block is self.fn.entry or not _ranged(arg):
             return out
         k = block.args.index(arg)
-        incoming = self._incoming(block, [p for p in self._preds[block] if p in self._idom])
+        preds = [p for p in self._preds[block] if p in self._idom]
+        incoming = self._incoming(block, preds, depth + 1)
         if not incoming:
             return out
         strict = self._doms.get(block, set()) - {block}

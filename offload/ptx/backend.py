@@ -254,21 +254,23 @@ class GPUBackend:
     def pinned_captures(self, values: Sequence[Any]) -> dict[int, Pinned]:
         """The captured arrays a kernel is specialised on: host arrays frozen with
         ``offload.use``, of at most ``PINNED_BYTES`` (their contents become constants in the
-        kernel: constant-index reads fold, others read the constant bank); a later call
-        must pass the same array, not thawed since."""
+        kernel: constant-index reads fold, others read the constant bank). A later call
+        must pass the same array with the same contents: they are compared on every call
+        (a kilobyte at most), since a frozen view's base, or an array thawed and frozen by
+        hand, can change under its freeze record."""
         table = self._frozen
         pinned: dict[int, Pinned] = {}
         for k, v in enumerate(values):
             if type(v) is not np.ndarray or not 0 < v.nbytes <= PINNED_BYTES or v.ndim == 0:
                 continue
-            record = table.record(v)
-            if record is None or v.dtype.kind not in "biuf":
+            if table.record(v) is None or v.dtype.kind not in "biuf":
                 continue
+            value = ConstArray.of(v)
 
-            def same(x: Any, v: Any = v, record: object = record) -> bool:
-                return x is v and table.record(x) is record
+            def same(x: Any, v: Any = v, data: bytes = value.data) -> bool:
+                return x is v and x.tobytes() == data
 
-            pinned[k] = Pinned(ConstArray.of(v), same)
+            pinned[k] = Pinned(value, same)
         return pinned
 
     def fused_launcher(

@@ -80,10 +80,12 @@ def check_frozen_weights_give_cpython_values_from_the_constant_bank(name: str) -
     (compiled,) = _compiled(conv, name)
     assert [c.name for c in compiled.ir.captures if c.value is not None] == ["w"]
     assert "cuda.const.array_like" in _sources(conv, name)
-    # the warm lane serves the next call (same array, still frozen)
+    # the warm lane serves the next call (same array, same contents)
+    memo = driver._LANES[id(conv.__code__)]
     again = np.asarray(ol.compute_g((5, 6), conv))
     np.testing.assert_array_equal(again, got)
     assert len(_compiled(conv, name)) == 1
+    assert driver._LANES[id(conv.__code__)] is memo  # no full-path call made a new memo
 
 
 def check_thawed_changed_and_refrozen_weights_are_never_stale(name: str) -> None:
@@ -108,6 +110,43 @@ def check_thawed_changed_and_refrozen_weights_are_never_stale(name: str) -> None
         np.testing.assert_array_equal(
             np.asarray(ol.compute_g((5, 6), conv)), _cpython(conv, (5, 6)).astype(np.float32)
         )
+    finally:
+        w = saved
+
+
+def _expect_pinned(fn: Any, name: str) -> None:
+    """compute_g's values for ``fn`` are CPython's, from a kernel specialised on ``w``."""
+    got = np.asarray(ol.compute_g((5, 6), fn))
+    np.testing.assert_array_equal(got, _cpython(fn, (5, 6)).astype(np.float32))
+    memo = driver._LANES[id(fn.__code__)]
+    assert [c.name for c in memo.compiled.ir.captures if c.value is not None] == ["w"]
+
+
+def check_changes_behind_the_freeze_record_are_never_stale(name: str) -> None:
+    # The freeze record cannot see these: each call compares the pinned contents.
+    global w
+    saved = w
+    try:
+        base = np.ones((3, 3), dtype=np.float32)
+        w = ol.use(base[:])  # a frozen view of a writeable array
+        _expect_pinned(conv, name)
+        base[0, 0] = 100.0
+        _expect_pinned(conv, name)
+        w = ol.use(np.arange(9, dtype=np.float32).reshape(3, 3))  # base: the arange
+        _expect_pinned(conv, name)
+        w.base[4] = 40.0
+        _expect_pinned(conv, name)
+        w = ol.use(saved.copy())
+        _expect_pinned(conv, name)
+        w.flags.writeable = True  # thawed, changed and frozen by hand, not by ol.use
+        w[0, 0] = 50.0
+        w.flags.writeable = False
+        _expect_pinned(conv, name)
+        w.flags.writeable = True
+        w[2, 2] = -5.0
+        w.flags.writeable = False
+        ol.use(w)  # and ol.use on an array that is read-only already
+        _expect_pinned(conv, name)
     finally:
         w = saved
 

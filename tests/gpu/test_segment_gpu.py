@@ -1,0 +1,16 @@
+"""Segment loops on groups of lanes, on the GPU
+(``tests/conformance/segment_cases.py``)."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.conformance import segment_cases as cases
+from tests.conformance.segment_cases import fresh  # noqa: F401  (a fixture)
+
+pytestmark = [pytest.mark.gpu, pytest.mark.usefixtures("fresh")]
+
+
+@pytest.mark.parametrize("fn_name", sorted(cases.CASES))
+def test_segment_loop(fn_name: str) -> None:
+    cases.check_case(fn_name, "gpu")
