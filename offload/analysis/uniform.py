@@ -10,8 +10,7 @@ The analysis is a forward fixpoint over sets of index-parameter numbers:
 * index parameter ``k`` depends on ``{k}`` (on its axis, in a blocked function);
   captures and constants on nothing;
 * an op's result depends on what its operands depend on (a ``LOAD`` on what its indices
-  depend on: captured arrays are read-only, so equal indices read equal values); a
-  ``GROUP_LANE`` (``offload.opt.cooperate``) on the last axis, whose threads its lanes are;
+  depend on: captured arrays are read-only, so equal indices read equal values);
 * a block argument depends on the values passed to it *and* on the condition of every
   branch from which its block can be reached: which edge a thread arrives by is control
   dependence, and two threads that arrive by different edges parted at some branch that
@@ -23,7 +22,6 @@ from __future__ import annotations
 
 from offload.ir.cfg import predecessors
 from offload.ir.core import Block, Branch, Function, Jump, Value
-from offload.ir.ops import Opcode
 
 Deps = frozenset[int]
 NONE: Deps = frozenset()
@@ -67,8 +65,6 @@ def thread_dependence(fn: Function) -> dict[Value, Deps]:
                         changed = True
             for op in block.ops:
                 new = NONE.union(*(of(x) for x in op.operands))
-                if op.opcode is Opcode.GROUP_LANE:  # a lane of the element's group
-                    new = frozenset({fn.rank - 1})
                 if new != of(op.result):
                     deps[op.result] = new
                     changed = True

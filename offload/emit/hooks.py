@@ -86,14 +86,6 @@ class EmitHooks(Protocol):
         in a rank-1 kernel, position ``it`` (``along == -1``) or the window's ``lane + it``."""
         ...
 
-    def group_lane(self) -> ast.expr:
-        """The thread's lane in its element's group (GPU group ops only)."""
-        ...
-
-    def shfl(self, x: ast.expr, lane: ast.expr, t: ScalarType) -> ast.expr:
-        """The value ``x`` (of type ``t``) has in lane ``lane`` of the group."""
-        ...
-
     def bounds_fail(
         self, capture_index: int, index_exprs: list[ast.expr], span: Span | None
     ) -> list[ast.stmt]:
@@ -135,12 +127,6 @@ class BaseHooks:
     def tile_read(self, slot: int, along: int, it: ast.expr) -> ast.expr:
         raise _no_tiles()
 
-    def group_lane(self) -> ast.expr:
-        raise _no_groups()
-
-    def shfl(self, x: ast.expr, lane: ast.expr, t: ScalarType) -> ast.expr:
-        raise _no_groups()
-
     def math(self, fn: str, args: list[ast.expr], t: ScalarType) -> ast.expr:
         return portable_math(fn, args, t)
 
@@ -155,7 +141,3 @@ class BaseHooks:
 
 def _no_tiles() -> CompileError:
     return CompileError("shared-memory tiling ops exist only in GPU kernels (offload.opt.stage)")
-
-
-def _no_groups() -> CompileError:
-    return CompileError("thread-group ops exist only in GPU kernels (offload.opt.cooperate)")

@@ -18,7 +18,7 @@ from offload.diagnostics import CompileError
 from offload.emit.hooks import EmitHooks
 from offload.emit.template import assign, const, ctor, expr, name, wrap
 from offload.ir.core import Op, Value
-from offload.ir.ops import COMPARE, GROUP_OPS, TILE_OPS, Opcode
+from offload.ir.ops import COMPARE, TILE_OPS, Opcode
 from offload.ir.tile_ops import is_window
 from offload.ir.types import BOOL, I32, ArrayType, ScalarType, scalar_by_name
 
@@ -69,8 +69,6 @@ def emit_op(op: Op, cx: OpContext) -> list[ast.stmt]:
         return _load(op, cx, out, ops, tmp)
     if code in TILE_OPS:
         return _tile_op(op, cx, out)
-    if code in GROUP_OPS:
-        return _group_op(op, cx, out)
     if code is Opcode.SHAPE:
         return [assign(out, cx.hooks.shape(cx.capture_of(op.operands[0]), op.attrs["axis"]))]
     assert isinstance(t, ScalarType)
@@ -316,18 +314,6 @@ def _load(op: Op, cx: OpContext, out: str, idx: list[ast.expr], tmp: _Temps) -> 
         ast.If(expr("not k", k=name(ok)), fail, []),
         assign(out, expr("v if k else z", v=value, k=name(ok), z=const(0, t))),
     ]
-
-
-def _group_op(op: Op, cx: OpContext, out: str) -> list[ast.stmt]:
-    """The GPU group ops (``offload.opt.cooperate``): lanes of one warp per element."""
-    t = op.result.type
-    assert isinstance(t, ScalarType)
-    if op.opcode is Opcode.GROUP_SIZE:
-        return [assign(out, const(op.attrs["group"], t))]
-    if op.opcode is Opcode.GROUP_LANE:
-        return [assign(out, ast.Call(ctor(t), [cx.hooks.group_lane()], []))]
-    x, lane = (cx.ref(v) for v in op.operands)
-    return [assign(out, cx.hooks.shfl(x, lane, t))]
 
 
 def _tile_op(op: Op, cx: OpContext, out: str) -> list[ast.stmt]:

@@ -14,8 +14,7 @@ from typing import Any
 import numpy as np
 
 from offload.ir.core import Block, Branch, Function, Jump, Op, Return, Value
-from offload.ir.group_ops import eval_group_op
-from offload.ir.ops import GROUP_OPS, TILE_OPS, Opcode
+from offload.ir.ops import TILE_OPS, Opcode
 from offload.ir.semantics import eval_op_unchecked
 from offload.ir.tile_ops import eval_tile_op
 from offload.ir.types import ArrayType, ScalarType
@@ -137,8 +136,6 @@ class _Machine:
             return self._load(op, env[op.operands[0]], idx)
         if opcode in TILE_OPS:
             return eval_tile_op(op, env, self._load)
-        if opcode in GROUP_OPS:
-            return eval_group_op(op, env)
         if opcode is Opcode.SHAPE:
             return np.int64(env[op.operands[0]].shape[op.attrs["axis"]])
         result_type = op.result.type

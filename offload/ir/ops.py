@@ -40,17 +40,6 @@ rank-1 kernel in lines of ``attrs["tile"]`` threads; one shared-memory tile per
   position ``(p - o) + it`` of a window (``along == 0``).
 * ``BARRIER``: every thread of the tile waits for the others (``__syncthreads``); ``bool``.
 
-GPU group ops, made only by ``offload.opt.cooperate``: a kernel that holds them runs each
-element on a group of ``attrs["group"]`` threads (the lanes of one warp):
-
-* ``GROUP_LANE``: the thread's lane in its group, an integer in ``[0, group)``.
-* ``GROUP_SIZE``: the group's size, ``group``.
-* ``SHFL(x, l)``: the value ``x`` has in lane ``l`` of the group (every lane of the group
-  runs it together, with the same ``l``).
-
-For one element (what the interpreter runs) a group is one lane: ``GROUP_LANE`` is 0,
-``GROUP_SIZE`` is 1 and ``SHFL(x, 0)`` is ``x``.
-
 For one element they mean what they say without the tile: ``STAGE`` and ``BARRIER`` have no
 effect, ``TILE_READ`` is ``LOAD(a, i0, .., ik)`` (what the interpreter runs), ``LANE`` is 0;
 a window ``STAGE`` at ``offset`` 0 is the element's own read ``a[p + base]``.
@@ -105,10 +94,6 @@ class Opcode(enum.Enum):
     STAGE = "stage"
     TILE_READ = "tile_read"
     BARRIER = "barrier"
-    # GPU groups (offload.opt.cooperate only)
-    GROUP_LANE = "group_lane"
-    GROUP_SIZE = "group_size"
-    SHFL = "shfl"
 
     def __str__(self) -> str:
         return self.value
@@ -153,9 +138,6 @@ def commutes(opcode: Opcode, float_operands: bool) -> bool:
 
 TILE_OPS = frozenset({Opcode.LANE, Opcode.STAGE, Opcode.TILE_READ, Opcode.BARRIER})
 """The GPU tiling ops (see the module docstring)."""
-
-GROUP_OPS = frozenset({Opcode.GROUP_LANE, Opcode.GROUP_SIZE, Opcode.SHFL})
-"""The GPU group ops (see the module docstring)."""
 
 MAY_FAULT = frozenset({Opcode.LOAD, Opcode.STAGE, Opcode.TILE_READ})
 """Ops that may fault if speculated (an out-of-bounds read). Integer division by zero does

@@ -7,11 +7,9 @@ signature and SSA, and reports what ``op_type_errors`` finds for each op).
 from __future__ import annotations
 
 from offload.ir.core import Op
-from offload.ir.group_ops import group_op_errors
 from offload.ir.ops import (
     BINARY_ARITH,
     COMPARE,
-    GROUP_OPS,
     MATH_FUNCTIONS,
     MATH_PREDICATES,
     TILE_OPS,
@@ -68,8 +66,6 @@ def op_type_errors(op: Op) -> list[str]:
 
     if opcode in TILE_OPS:
         return tile_op_errors(op)
-    if opcode in GROUP_OPS:
-        return group_op_errors(op)
     if opcode is Opcode.LOAD:
         if not operands or not isinstance(types[0], ArrayType):
             return [*errs, "load needs an array as its first operand"]

@@ -97,15 +97,6 @@ def launch_config(
     return LaunchConfig((gx, gy, gz), (bx, by, bz), per_sm, min(1.0, occupancy))
 
 
-def grouped_shape(shape: tuple[int, ...], group: int) -> tuple[int, ...]:
-    """The thread space of a kernel that runs each element on ``group`` lanes
-    (``offload.opt.cooperate``): ``group`` threads per element along the last axis (a
-    block is at least a warp wide, so a warp's groups never straddle two blocks)."""
-    if group == 1 or not shape:
-        return shape
-    return (*shape[:-1], shape[-1] * group)
-
-
 def _pow2(n: int) -> int:
     """The smallest power of two at least ``n`` (1 for ``n <= 1``)."""
     return 1 << max(0, (n - 1).bit_length())

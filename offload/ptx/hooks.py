@@ -20,11 +20,10 @@ from offload.diagnostics import Span
 from offload.emit.hooks import BaseHooks
 from offload.emit.template import expr, name
 from offload.ir.core import Function
-from offload.ir.group_ops import group_of
 from offload.ir.ops import Opcode
 from offload.ir.tile_ops import tile_of
 from offload.ir.types import I32, ArrayType, ScalarType
-from offload.ptx.intrinsics import NSW_FUNCTIONS, RSQRT_FUNCTIONS, SHFL
+from offload.ptx.intrinsics import NSW_FUNCTIONS, RSQRT_FUNCTIONS
 
 ERR_SLOTS = 4
 """``olerr`` holds: [0] fault flag (1), [1] source line, [2] capture index, [3] element."""
@@ -95,9 +94,6 @@ def tile_array(slot: int) -> str:
 
 ERR = "olerr"
 
-GROUP_LANE = "olgl"
-"""A grouped kernel's lane of the thread in its element's group (``offload.opt.cooperate``)."""
-
 
 class PointerHooks(BaseHooks):
     """Loads as ``cap[i0*s0 + i1*s1 ...]``; results stored at the linear index."""
@@ -119,8 +115,6 @@ class PointerHooks(BaseHooks):
         neighbouring elements (``x - 1``, ``x + 1``) are one address plus constants."""
         self.tiled = tile_of(fn) is not None
         """Whether ``fn`` runs in thread tiles (``offload.opt.stage``)."""
-        self.grouped = group_of(fn) > 1
-        """Whether ``fn`` runs each element on a group of lanes (``offload.opt.cooperate``)."""
 
     def param_name(self, k: int) -> str:
         fn = self.fn
@@ -182,8 +176,6 @@ class PointerHooks(BaseHooks):
         stores = self._stores(values, name(LINEAR))
         if self.tiled:  # a thread past the edge computed a clamped copy: it must not store
             return [ast.If(name(INSIDE), stores, [])]
-        if self.grouped:  # every lane holds the element's results: the first stores them
-            return [ast.If(expr(f"{GROUP_LANE} == 0"), stores, [])]
         return stores
 
     def _stores(self, values: list[ast.expr], at: ast.expr) -> list[ast.stmt]:
@@ -211,18 +203,6 @@ class PointerHooks(BaseHooks):
             test = expr("p and q", p=name(copy_inside(0, a)), q=name(copy_inside(1, b)))
             out.append(ast.If(test, self._stores(values[c * n : (c + 1) * n], at), []))
         return out
-
-    def group_lane(self) -> ast.expr:
-        return name(GROUP_LANE)
-
-    def shfl(self, x: ast.expr, lane: ast.expr, t: ScalarType) -> ast.expr:
-        # shfl.sync moves 32- and 64-bit words: bools and narrow ints travel as int32
-        call = f"{SHFL}(x, l, {GROUP_LANE})"
-        if t.is_bool:
-            return expr(f"{SHFL}(np.int32(x), l, {GROUP_LANE}) != np.int32(0)", x=x, l=lane)
-        if t.dtype.itemsize < 4:
-            return expr(f"np.{t.dtype.name}({SHFL}(np.int32(x), l, {GROUP_LANE}))", x=x, l=lane)
-        return expr(call, x=x, l=lane)
 
     def lane(self, axis: int) -> ast.expr:
         return name(TILE_LANES[1 if self.fn.rank == 1 else axis])  # a line: threadIdx.x

@@ -19,7 +19,7 @@ from offload.diagnostics import OffloadError
 from offload.ir.core import Function
 from offload.options import CompileOptions
 from offload.ptx.compile import compile_ptx
-from offload.ptx.config import LaunchConfig, grouped_shape, launch_config, tiled_launch_config
+from offload.ptx.config import LaunchConfig, launch_config, tiled_launch_config
 from offload.ptx.guard import has_unit_variant
 from offload.ptx.kernel_source import build_kernel_source
 from offload.ptx.variants import kernel_ir
@@ -130,7 +130,7 @@ def explain_gpu(
         )
     elif shape:
         cfg = launch_config(
-            grouped_shape(shape, ks.group),
+            shape,
             num_regs=(res or {}).get("num_regs", 32),
             max_threads_per_block=1024,
             sm_count=dev["sm_count"],

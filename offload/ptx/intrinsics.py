@@ -44,29 +44,7 @@ def _rsqrt(x: Any) -> Any:
     return type(x)(1) / np.sqrt(x)
 
 
-SHFL = "olshfl"
-"""``olshfl(x, l, lane)``: the value ``x`` has in lane ``l`` of the calling thread's group
-(``SHFL``; ``lane`` is the caller's own lane). On the GPU the group is the warp:
-``shfl.sync`` over all 32 lanes. Every lane of the group calls it together."""
-
-
-def _sim_shfl(x: Any, source: Any, lane: Any) -> Any:
-    """The simulator's shuffle: each thread of the block posts its value, the block waits
-    (``syncthreads``, over the threads still running), each reads lane ``source`` of its
-    group, and the block waits again before the next shuffle overwrites the posts."""
-    import threading
-
-    me: Any = threading.current_thread()
-    posts = me._manager.__dict__.setdefault("offload_shfl", {})
-    posts[me.thread_id] = x
-    me.syncthreads()
-    value = posts[me.thread_id - int(lane) + int(source)]
-    me.syncthreads()
-    return value
-
-
 SIMULATOR_FUNCTIONS: dict[str, Callable[..., Any]] = {
-    SHFL: _sim_shfl,
     NSW_FUNCTIONS["add"]: _wrapping(lambda a, b: a + b),
     NSW_FUNCTIONS["sub"]: _wrapping(lambda a, b: a - b),
     NSW_FUNCTIONS["mul"]: _wrapping(lambda a, b: a * b),
@@ -109,14 +87,4 @@ def device_intrinsics() -> dict[str, Any]:
     found: dict[str, Any] = {name: _nsw_intrinsic(inst) for inst, name in NSW_FUNCTIONS.items()}
     found[RSQRT_FUNCTIONS["float32"]] = libdevice.rsqrtf
     found[RSQRT_FUNCTIONS["float64"]] = libdevice.rsqrt
-    found[SHFL] = _device_shfl()
     return found
-
-
-def _device_shfl() -> Any:
-    from numba import cuda
-
-    def olshfl(x: Any, source: Any, lane: Any) -> Any:
-        return cuda.shfl_sync(0xFFFFFFFF, x, source)  # type: ignore[attr-defined]
-
-    return cuda.jit(device=True, inline="always")(olshfl)  # type: ignore[no-untyped-call]

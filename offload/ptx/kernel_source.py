@@ -34,7 +34,6 @@ from offload.emit import structure
 from offload.emit.hooks import EmitHooks
 from offload.emit.pysrc import print_source
 from offload.ir.core import Function
-from offload.ir.group_ops import group_of
 from offload.ir.tile_ops import tile_of, tile_slots, window_slots
 from offload.ir.types import ArrayType, ScalarType
 from offload.ptx import hooks as h
@@ -89,8 +88,6 @@ class KernelSource:
     unit_last: bool = False
     """Whether the kernel assumes every captured array's last axis has element stride 1
     (valid only for launches that ``offload.ptx.guard``'s unit-stride check admits)."""
-    group: int = 1
-    """Threads per element along the last axis (``offload.opt.cooperate``; 1: one)."""
 
     @property
     def index_dtype(self) -> np.dtype[Any]:
@@ -119,12 +116,10 @@ def kernel_params(fn: Function, bounds_check: bool) -> list[Param]:
     return params
 
 
-def _skeleton(name: str, params: list[Param], rank: int, bits: int, group: int = 1) -> str:
+def _skeleton(name: str, params: list[Param], rank: int, bits: int) -> str:
     """The thread-mapping loops around ``OFFLOAD_BODY`` (see the module docstring). Every
     integer assignment is wrapped in the index type: numba computes ``int32 op int32`` in
-    int64, and a variable assigned both widths would be widened. With ``group`` > 1
-    (``offload.opt.cooperate``), ``group`` neighbouring x threads (lanes) share each element
-    of the last axis: the block's x extent is a multiple of ``group``."""
+    int64, and a variable assigned both widths would be widened."""
     t = f"np.int{bits}"
     ext = [h.extent_param(k) for k in range(rank)]
     nplanes = " * ".join(ext[:-2]) if rank >= 3 else "1"
@@ -148,18 +143,10 @@ def _skeleton(name: str, params: list[Param], rank: int, bits: int, group: int =
             f"    s{axis} = {t}({t}(cuda.blockDim.{axis}) * {t}(cuda.gridDim.{axis}))",
         ]
 
-    grouped = []
-    if group > 1:
-        grouped = [
-            f"    {h.GROUP_LANE} = {t}(tx % {t}({group}))",
-            f"    tx = {t}(tx // {t}({group}))",
-            f"    sx = {t}(sx // {t}({group}))",
-        ]
     i8 = " " * 8
     lines = [
         f"def {name}({', '.join(p.name for p in params)}):",
         *thread("x"),
-        *grouped,
         *thread("y"),
         *thread("z"),
         f"    nplanes = {t}({nplanes})",
@@ -310,7 +297,7 @@ def build_kernel_source(
     elif tile is not None:
         tree = ast.parse(_tiled_skeleton(name, params, fn, tile, index_bits))
     else:
-        tree = ast.parse(_skeleton(name, params, fn.rank, index_bits, group_of(fn)))
+        tree = ast.parse(_skeleton(name, params, fn.rank, index_bits))
     body = emit(fn, h.PointerHooks(fn, bounds_check, index_bits, unit_last))
     tree = _Splice(body).visit(tree)
     _add_constants(tree, fn)
@@ -327,7 +314,6 @@ def build_kernel_source(
         tile,
         fn.blocking,
         unit_last,
-        group_of(fn),
     )
 
 

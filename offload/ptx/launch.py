@@ -19,7 +19,6 @@ from offload.diagnostics import KernelFault
 from offload.ptx.args import ArgBuffer
 from offload.ptx.config import (
     LaunchConfig,
-    grouped_shape,
     launch_config,
     tile_block,
     tile_count,
@@ -117,7 +116,7 @@ class GPUKernel:
             )
         if cfg is None:
             cfg = launch_config(
-                grouped_shape(shape, self.source.group),
+                shape,
                 num_regs=self.attributes.get("num_regs", 32),
                 max_threads_per_block=self.attributes.get("max_threads_per_block", 1024),
                 sm_count=self.device.sm_count,
@@ -224,11 +223,7 @@ class SimKernel:
             cfg = LaunchConfig((min(2, tiles), 1, 1), tile_block(shape, t), 1, 1)
         else:
             cfg = launch_config(
-                grouped_shape(shape, self.source.group),
-                num_regs=32,
-                max_threads_per_block=64,
-                sm_count=2,
-                max_threads_per_sm=128,
+                shape, num_regs=32, max_threads_per_block=64, sm_count=2, max_threads_per_sm=128
             )
         self.jitted[cfg.grid, cfg.block](*args)
         if self.source.bounds_check and args[-1][0]:

@@ -17,10 +17,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from offload.ir.core import Function
-from offload.ir.group_ops import group_of
 from offload.ir.tile_ops import tile_of
 from offload.opt.const_bank import bank_constants
-from offload.opt.cooperate import GROUP, Cooperate
 from offload.opt.early_loads import EarlyLoads
 from offload.opt.jam import JamIndex, carried_words
 from offload.opt.licm import LoopInvariantCodeMotion
@@ -43,8 +41,6 @@ values fit ``MAX_CARRIED``: 8 x 8 sums take 64 registers and read 16 staged valu
 multiply-adds (a float matrix product: 8 x 8; a double one: 4 x 4)."""
 MAX_CARRIED = 80
 """32-bit registers a blocked kernel's loop may carry (of the 255 a thread can have)."""
-SIM_GROUP = 4
-"""Under the simulator: groups of 4 lanes (a Python thread each), several chunks a row."""
 SIM_BLOCKINGS = ((2, 3),)
 """Under the simulator: unequal factors, so that a mix-up of the axes shows."""
 
@@ -62,23 +58,10 @@ def kernel_ir(
     constant captures banked where uniform (``offload.opt.const_bank``), with each block's
     loads issued first (``offload.opt.early_loads``) unless bounds-checked or
     ``disabled_passes`` names ``early_loads``."""
-    fn = _staged(fn, options, bits, simulator=simulator, blockings=blockings)
-    if not (options.bounds_check or "cooperate" in options.disabled_passes):
-        fn = _cooperative(fn, options, simulator=simulator)
-    fn = bank_constants(fn)
+    fn = bank_constants(_staged(fn, options, bits, simulator=simulator, blockings=blockings))
     if options.bounds_check or "early_loads" in options.disabled_passes:
         return fn
     return EarlyLoads().run(fn)
-
-
-def _cooperative(fn: Function, options: CompileOptions, *, simulator: bool) -> Function:
-    """``fn`` with its segment loop run by a group of lanes (``offload.opt.cooperate``), on
-    the rolled loop; ``fn`` itself where that does not apply."""
-    if tile_of(fn) is not None:
-        return fn
-    rolled = fn if "reroll" in options.disabled_passes else Reroll().run(fn)
-    grouped = Cooperate(SIM_GROUP if simulator else GROUP).run(rolled)
-    return grouped if group_of(grouped) > 1 else fn
 
 
 def _staged(

@@ -1,4 +1,4 @@
-"""Segment loops on groups of lanes, on the GPU
+"""Loops over a range that depends on the element, on the GPU
 (``tests/conformance/segment_cases.py``)."""
 
 from __future__ import annotations

@@ -75,16 +75,13 @@ EVERY_OPCODE = EVERY_HEADER + textwrap.dedent(
       condbr %38, ^bb4(%44, %43), ^bb2
     ^bb1:
       %52 = const 2.0 : f32
-      %53 = group_lane {group = 32} : i64
-      %54 = group_size {group = 32} : i64
-      %55 = shfl %52, %53 {group = 32} : f32
-      br ^join.3(%55, %54, %13)
+      br ^join.3(%52, %i.0, %13)
     ^bb2:
       br ^join.3(%44, %43, %46)
-    ^join.3(%r.56: f32, %n.57: i64, %b.58: bool):
-      return %r.56, %n.57, %b.58
-    ^bb4(%59: f32, %60: i64):
-      br ^join.3(%59, %60, %12)
+    ^join.3(%r.53: f32, %n.54: i64, %b.55: bool):
+      return %r.53, %n.54, %b.55
+    ^bb4(%56: f32, %57: i64):
+      br ^join.3(%56, %57, %12)
     }
     """
 )

@@ -1,4 +1,4 @@
-"""Segment loops on groups of lanes, under the simulator
+"""Loops over a range that depends on the element, under the simulator
 (``tests/conformance/segment_cases.py``)."""
 
 from __future__ import annotations
