@@ -20,4 +20,4 @@ case "$group" in
 esac
 # shellcheck disable=SC2086
 timeout 540 python3 -m benchmarks.runner $names --size paper --targets "${TARGETS:-g,gd,gdf,gpu-peers}" \
-  --repeat "$repeat" --out "$out" --tag "$group" --no-plots 2> >(tee "$out/bench-$group.log" >&2)
+  --repeat "$repeat" --out "$out" --tag "$group" --no-plots --fresh-compile "${FRESH:-gd}" 2> >(tee "$out/bench-$group.log" >&2)

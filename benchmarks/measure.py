@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
 import traceback
 from collections.abc import Callable
 from typing import Any
@@ -30,16 +33,43 @@ def _timed(
 
 
 def measure_target(
-    bench: Benchmark, target: Target, inputs: dict[str, Any], ref: Outputs, repeat: int
+    bench: Benchmark,
+    target: Target,
+    inputs: dict[str, Any],
+    ref: Outputs,
+    repeat: int,
+    fresh: tuple[str, int | None] | None = None,
 ) -> dict[str, Any]:
-    """compute_s/p/g: cold and warm first calls, validation, timed region, end-to-end."""
+    """compute_s/p/g: cold and warm first calls, validation, timed region, end-to-end;
+    with ``fresh`` (the size and iteration override), also the first call of a fresh
+    process that finds the kernels in the disk cache (``benchmarks.fresh_compile``)."""
     rec: dict[str, Any] = {"config": target.label, "kind": "target", "on_gpu": target.on_gpu}
     why = target.available()
     if why is not None:
         return {**rec, "status": "n/a", "detail": why}
     iters = bench.iters(inputs["params"])
     with target.configured():
-        return _measure_target(bench, target, inputs, ref, repeat, rec, iters)
+        rec = _measure_target(bench, target, inputs, ref, repeat, rec, iters)
+    if fresh is not None and rec["status"] == "ok":
+        rec.update(_fresh_process(bench.name, target.key, *fresh))
+    return rec
+
+
+def _fresh_process(name: str, key: str, size: str, iters: int | None) -> dict[str, Any]:
+    """``benchmarks.fresh_compile`` in a subprocess: its first call's compile time."""
+    cmd = [sys.executable, "-m", "benchmarks.fresh_compile", name, size, key]
+    if iters is not None:
+        cmd.append(str(iters))
+    try:
+        proc = subprocess.run(cmd, capture_output=True, text=True, check=True, timeout=600)
+        got = json.loads(proc.stdout.strip().splitlines()[-1])
+    except (subprocess.SubprocessError, ValueError, IndexError) as err:
+        return {"fresh_compile_error": _error(err)}
+    return {
+        "fresh_compile_s": got["fresh_compile_s"],
+        "fresh_disk_hits": got["disk_hits"],
+        "fresh_misses": got["misses"],
+    }
 
 
 def _measure_target(

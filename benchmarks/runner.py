@@ -49,6 +49,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     ap.add_argument("--out", default=str(RESULTS), help="results root directory")
     ap.add_argument("--tag", default="", help="suffix for the result file names")
     ap.add_argument("--no-plots", action="store_true")
+    ap.add_argument(
+        "--fresh-compile",
+        default="",
+        help="comma list of GPU targets whose first call is also timed in a fresh process "
+        "(kernels from the disk cache)",
+    )
     return ap.parse_args(argv)
 
 
@@ -90,7 +96,12 @@ def environment() -> dict[str, Any]:
 
 
 def run_benchmark(
-    name: str, size: str, targets: list[str], repeat: int, iters: int | None
+    name: str,
+    size: str,
+    targets: list[str],
+    repeat: int,
+    iters: int | None,
+    fresh: frozenset[str] = frozenset(),
 ) -> dict[str, Any]:
     """All configurations of one benchmark: a JSON-ready record."""
     bench = ALL[name]
@@ -111,7 +122,8 @@ def run_benchmark(
     for key in targets:
         if key in TARGETS:
             _progress(f"{name}: {TARGETS[key].label}")
-            rec["configs"].append(measure_target(bench, TARGETS[key], inputs, ref, repeat))
+            again = (size, iters) if key in fresh else None
+            rec["configs"].append(measure_target(bench, TARGETS[key], inputs, ref, repeat, again))
     want_cpu, want_gpu = "cpu-peers" in targets, "gpu-peers" in targets
     for peer in peers_for(name):
         if (peer.on_gpu and want_gpu) or (not peer.on_gpu and want_cpu):
@@ -140,7 +152,8 @@ def main(argv: list[str] | None = None) -> int:
     records = []
     for k, name in enumerate(names, 1):
         _progress(f"({k}/{len(names)}) {name} [{args.size}]")
-        records.append(run_benchmark(name, args.size, targets, args.repeat, args.iters))
+        fresh = frozenset(t for t in args.fresh_compile.split(",") if t)
+        records.append(run_benchmark(name, args.size, targets, args.repeat, args.iters, fresh))
     results = {"env": env, "size": args.size, "targets": targets, "repeat": args.repeat,
                "argv": ["bench", *(sys.argv[1:] if argv is None else argv)],
                "wall_s": time.perf_counter() - started, "benchmarks": records}  # fmt: skip
