@@ -26,14 +26,22 @@ img = np.ones((64, 48), dtype=np.float32)
 weights = np.array([[2.0, -2.0, 3.0], [-1.0, 5.0, -1.0], [3.0, -2.0, 2.0]], dtype=np.float32)
 
 
-def conv3(i, j):
-    h, w = img.shape
-    acc = np.float32(0.0)
-    for a in range(3):
-        yy = min(max(i + a - 1, 0), h - 1)
-        for b in range(3):
-            acc += weights[a, b] * img[yy, min(max(j + b - 1, 0), w - 1)]
-    return acc
+def make_conv3(weights):
+    """A 3x3 convolution over ``img`` with ``weights`` captured by closure."""
+
+    def conv3(i, j):
+        h, w = img.shape
+        acc = np.float32(0.0)
+        for a in range(3):
+            yy = min(max(i + a - 1, 0), h - 1)
+            for b in range(3):
+                acc += weights[a, b] * img[yy, min(max(j + b - 1, 0), w - 1)]
+        return acc
+
+    return conv3
+
+
+conv3 = make_conv3(weights)
 
 
 def _ptx(pinned: bool) -> str:
@@ -71,22 +79,10 @@ def test_the_kernel_source_binds_the_contents_once():
     ]
 
 
-frozen = ol.use(weights.copy())
-
-
-def conv3_frozen(i, j):
-    h, w = img.shape
-    acc = np.float32(0.0)
-    for a in range(3):
-        yy = min(max(i + a - 1, 0), h - 1)
-        for b in range(3):
-            acc += frozen[a, b] * img[yy, min(max(j + b - 1, 0), w - 1)]
-    return acc
-
-
 def test_explain_shows_the_kernel_compute_g_would_run():
+    conv3_frozen = make_conv3(ol.use(weights.copy()))
     text = ol.explain(conv3_frozen, (64, 48), target="gpu", file=io.StringIO())
-    assert 'capture "frozen" %frozen.3: array<f32,2> = const(3x3)' in text
+    assert 'capture "weights" %weights.3: array<f32,2> = const(3x3)' in text
     assert "cuda.const.array_like(OLC1)" in text
     cpu = ol.explain(conv3_frozen, (64, 48), target="cpu", file=io.StringIO())
     assert "const(3x3)" not in cpu  # the CPU kernels are not specialised
