@@ -151,6 +151,30 @@ def check_changes_behind_the_freeze_record_are_never_stale(name: str) -> None:
         w = saved
 
 
+def check_strided_and_reversed_weights(name: str) -> None:
+    # the constant bank holds C-order contents; the pointer path reads with real strides
+    global w
+    saved = w
+    try:
+        grid = np.arange(36, dtype=np.float32).reshape(6, 6) - 10.0
+        w = ol.use(grid.copy()[::2, 1::2])  # every other row and column: strided
+        _expect_pinned(conv, name)
+        w = ol.use(grid.copy()[3::-1, :3][:3])  # rows reversed: a negative stride
+        _expect_pinned(conv, name)
+    finally:
+        w = saved
+
+
+def check_dtype_and_out_with_pinned_weights(name: str) -> None:
+    want = _cpython(conv, (5, 6))
+    got = np.asarray(ol.compute_g((5, 6), conv, dtype=np.float64))
+    np.testing.assert_array_equal(got, want.astype(np.float32).astype(np.float64))
+    out = ol.compute_g((5, 6), conv)  # a device array of the mode, then reused as out=
+    assert ol.compute_g((5, 6), conv, out=out) is out
+    np.testing.assert_array_equal(np.asarray(out), want.astype(np.float32))
+    assert any(c.value is not None for x in _compiled(conv, name) for c in x.ir.captures)
+
+
 def check_contents_that_keep_changing_stop_specialising(name: str) -> None:
     global w
     saved = w

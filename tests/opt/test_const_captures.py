@@ -6,9 +6,12 @@ from __future__ import annotations
 
 import dataclasses
 import textwrap
+from typing import Any
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from offload.ir.core import Capture, ConstArray, Function
 from offload.ir.interp import compute
@@ -21,6 +24,7 @@ from offload.opt.const_captures import ConstantCaptures
 from offload.opt.manager import run_pipeline
 from offload.options import CompileOptions
 from tests.opt.golden import filecheck
+from tests.strategies.programs import programs, same_results
 
 pytestmark = pytest.mark.unit
 
@@ -135,6 +139,18 @@ def test_pass_folds_the_shape_and_the_constant_in_bounds_loads():
     before = compute(fixed, (8, 3), [W, X])
     after = compute(ConstantCaptures().run(fixed), (8, 3), [W, X])
     np.testing.assert_array_equal(before[0], after[0])
+
+
+@settings(max_examples=60, deadline=None)
+@given(programs(), st.data())
+def test_random_programs_keep_their_values_when_pinned(case: Any, data: Any) -> None:
+    # any subset of a random program's arrays pinned: the interpreter's values stay
+    fn, shape, caps = case
+    pins = data.draw(st.lists(st.booleans(), min_size=len(caps), max_size=len(caps)))
+    pinned = {c.name: v for c, v, p in zip(fn.captures, caps, pins, strict=True) if p and v.ndim}
+    before = compute(fn, shape, caps)
+    after = compute(ConstantCaptures().run(_pinned(fn, **pinned)), shape, caps)
+    assert same_results(before, after)
 
 
 def test_pass_leaves_a_function_without_contents_alone():
