@@ -219,12 +219,16 @@ class FrozenTable:
         return None if x.flags.writeable else entry
 
     def lookup(self, cp: Any, x: np.ndarray[Any, Any]) -> Any | None:
-        """The cached device copy of ``x`` if ``x`` is frozen and still read-only."""
+        """The cached device copy of ``x`` if ``x`` is frozen and still read-only, and no
+        array it is a view of is writeable (a write through that one would change ``x``
+        under its copy: such a view is copied on every call, like a plain host array)."""
         entry = self._entries.get(id(x))
         if entry is None or entry.ref() is not x:
             return None
         if x.flags.writeable:  # thawed by the user: the copy may be stale
             del self._entries[id(x)]
+            return None
+        if _writable_base(x):
             return None
         if entry.copy is None:
             entry.copy = cp.asarray(x)
@@ -234,6 +238,16 @@ class FrozenTable:
         return len(self._entries)
 
 
+def _writable_base(x: np.ndarray[Any, Any]) -> bool:
+    """Whether an array ``x`` is a view of (directly or through other views) is writeable."""
+    base = x.base
+    while isinstance(base, np.ndarray):
+        if base.flags.writeable:
+            return True
+        base = base.base
+    return False
+
+
 @functools.cache
 def frozen_table() -> FrozenTable:
     """The process-wide table behind ``use`` (a cache of device copies)."""
@@ -241,7 +255,12 @@ def frozen_table() -> FrozenTable:
 
 
 def use(x: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
-    """Freeze host array ``x`` so that compute_g copies it to the device once, not per call."""
+    """Freeze host array ``x`` so that compute_g copies it to the device once, not per call.
+
+    To change a frozen array, thaw it (``x.flags.writeable = True``), write, and call
+    ``use(x)`` again: that makes a new record, so the old device copy is not used. A view
+    of a writeable array is frozen too, but copied on every call (the other array could
+    change it)."""
     if not isinstance(x, np.ndarray):
         raise TypeError(f"use() takes a NumPy array, not {type(x).__name__}")
     return frozen_table().freeze(x)
