@@ -36,8 +36,14 @@ class Pinned(NamedTuple):
     same: Callable[[Any], bool]
 
 
+Launcher = Callable[[tuple[int, ...], Sequence[Any], Sequence[Any]], None]
+"""``(shape, outs, values)``: run a kernel over ``shape`` into ``outs`` with the captured
+``values`` as the warm lane's reader returns them."""
+
+
 class Backend(Protocol):
-    """One target: ``cpu-seq``, ``cpu-par``, ``gpu`` or ``gpu-sim``."""
+    """One target: ``cpu-seq``, ``cpu-par``, ``gpu`` or ``gpu-sim``. The driver calls
+    nothing of a backend but what is named here."""
 
     name: str
 
@@ -64,10 +70,20 @@ class Backend(Protocol):
         arrays to the device); scalars pass through."""
         ...
 
+    def pinned_captures(self, values: Sequence[Any]) -> dict[int, Pinned]:
+        """The captured values the backend specialises kernels on, by capture position
+        (``Capture.value``; the GPU's: small frozen arrays). Empty for most targets."""
+        ...
 
-def pinned_captures(backend: Backend, values: Sequence[Any]) -> dict[int, Pinned]:
-    """The captured values ``backend`` specialises kernels on, by capture position (its
-    optional ``pinned_captures`` method; none for a backend without one)."""
-    find = getattr(backend, "pinned_captures", None)
-    found: dict[int, Pinned] = find(values) if find is not None else {}
-    return found
+    def launcher(
+        self, fn: Function, kernel: Any, values: Sequence[Any], general: Launcher
+    ) -> Launcher | None:
+        """The warm lane's launch of ``kernel`` (compiled from ``fn``) for captured values
+        of the types of ``values``, calling ``general`` where it cannot serve a call;
+        ``None``: the warm lane uses ``general`` (prepare the captures, launch)."""
+        ...
+
+    def explain(self, fn: Function, options: CompileOptions, shape: tuple[int, ...]) -> str:
+        """The target's part of ``ol.explain`` for optimised IR ``fn``: its kernel
+        pipeline's passes, the kernel source and what else the target knows."""
+        ...

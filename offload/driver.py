@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 
 from offload.analysis.check import check_function
-from offload.backend import Backend, pinned_captures
+from offload.backend import Backend
 from offload.config import config
 from offload.diagnostics import DiagnosticSink, TypeMismatch
 from offload.frontend.captures import Fetcher, make_fetcher, type_guard
@@ -36,7 +36,7 @@ from offload.frontend.source import get_source
 from offload.ir.core import Capture, ConstArray, Function
 from offload.ir.resultcast import cast_results
 from offload.ir.types import ScalarType, scalar_of_dtype
-from offload.opt.manager import run_pipeline
+from offload.opt.manager import Trace, run_pipeline
 from offload.options import CompileOptions
 from offload.runtime.overlap import overlapping
 from offload.runtime.reader import Reader, make_reader
@@ -140,9 +140,11 @@ def specialise(
     dtypes: Sequence[np.dtype[Any]] | None,
     options: CompileOptions,
     constants: Mapping[int, ConstArray] | None = None,
+    trace: Trace | None = None,
 ) -> Function:
     """Result casts (``dtype=``/``out=``), the contents of ``constants`` (capture position
-    -> the array contents it is specialised on), then the optimiser pipeline."""
+    -> the array contents it is specialised on), then the common optimiser pipeline
+    (``trace`` sees each pass; a backend's ``compile`` runs its own kernel passes)."""
     fn = with_constants(lowered.ir, constants or {})
     if dtypes is not None:
         targets: list[ScalarType] = []
@@ -152,7 +154,7 @@ def specialise(
                 raise TypeError(f"unsupported result dtype {dt}")
             targets.append(st)
         fn = cast_results(fn, targets)
-    return run_pipeline(fn, options)
+    return run_pipeline(fn, options, trace)
 
 
 def with_constants(fn: Function, constants: Mapping[int, ConstArray]) -> Function:
@@ -293,7 +295,7 @@ def _specialisation(  # noqa: PLR0917  (the full path's state, passed without a 
     and the reader that re-validates the capture types on later calls (``None``: the
     types cannot be checked by a guard, every call takes this path)."""
     tkey = capture_type_key(values)
-    pinned = pinned_captures(backend, values)
+    pinned = backend.pinned_captures(values)
     pkey = tuple((k, p.value) for k, p in pinned.items())
     ckey = (tkey, options, want, pkey)
     compiled = entry.compiled.get(ckey)
@@ -404,6 +406,3 @@ def clear_dispatch_table() -> None:
     """Forget every compiled kernel of this process (tests use it)."""
     _TABLE.clear()
     _LANES.clear()
-
-
-Trace = Callable[[str, Function], None]

@@ -6,50 +6,40 @@ import sys
 from typing import Any, TextIO
 
 from offload import driver
-from offload.backend import pinned_captures
 from offload.config import config
 from offload.frontend.lower import fetch_captures
 from offload.ir.core import Function
 from offload.ir.printer import print_function
-from offload.opt.manager import run_pipeline
+from offload.targets import TARGETS, split_target
 
 
 def explain(fn: Any, shape: Any = None, target: str = "cpu", *, file: TextIO | None = None) -> str:
     """Print (to ``file``, default stdout) and return how ``fn`` compiles for ``target``.
 
-    Shows the IR after lowering, after every pass of the pipeline, the generated kernel
-    source and, for ``target="gpu"``, the PTX, registers, shared memory, occupancy and
-    launch configuration (where a GPU is present; the PTX also without one).
+    Shows the IR after lowering, after every pass of the target's pipeline (the common
+    optimiser's, then for ``target="gpu"`` the passes of the kernel variant almost every
+    launch runs), the generated kernel source and, for the GPU, the PTX, registers, shared
+    memory, occupancy and launch configuration (where a GPU is present; the PTX also
+    without one). ``target`` is ``"cpu"`` (``compute_p``'s), ``"cpu-seq"`` or ``"gpu"``.
     """
-    from offload.api import _split_target
-
-    if target not in ("cpu", "gpu"):
-        raise ValueError(f"target must be 'cpu' or 'gpu', got {target!r}")
-    shp, tgt = _split_target(shape, fn) if shape is not None else _split_target(fn, None)
+    if target not in TARGETS:
+        raise ValueError(f"target must be one of {', '.join(sorted(TARGETS))}, got {target!r}")
+    shp, tgt = split_target(shape, fn) if shape is not None else split_target(fn, None)
     options = config.compile_options()
+    backend = TARGETS[target].resolve(options)
     lowered = driver.check_and_lower(tgt, len(shp))
-    lowered_ir = lowered.ir
-    if target == "gpu":  # the kernel compute_g would run: on small frozen arrays' contents
-        from offload.api import _GPU
-
-        values = fetch_captures(tgt, lowered)
-        pinned = pinned_captures(_GPU.resolve(options), values)
-        consts = {k: p.value for k, p in pinned.items()}
-        lowered_ir = driver.with_constants(lowered_ir, consts)
+    # The kernel the target would run: on the contents it specialises on (the GPU's small
+    # frozen arrays).
+    pinned = backend.pinned_captures(fetch_captures(tgt, lowered))
+    consts = {k: p.value for k, p in pinned.items()}
+    lowered_ir = driver.with_constants(lowered.ir, consts)
     parts: list[str] = ["== IR after lowering", print_function(lowered_ir, with_locs=True)]
 
     def trace(name: str, ir: Function) -> None:
         parts.extend([f"== IR after {name}", print_function(ir, with_locs=True)])
 
-    ir = run_pipeline(lowered_ir, options, trace)
-    if target == "cpu":
-        from offload.cpu.backend import CPU_PAR
-
-        parts.extend(["== CPU kernel source", CPU_PAR.source(ir, options)])
-    else:
-        from offload.ptx.inspect import describe
-
-        parts.append(describe(ir, options, shp))
+    ir = driver.specialise(lowered, None, options, consts, trace)
+    parts.append(backend.explain(ir, options, shp))
     text = "\n".join(parts)
     print(text, file=file or sys.stdout)
     return text

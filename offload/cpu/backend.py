@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from offload.backend import Launcher, Pinned
 from offload.cpu.loopnest import CpuHooks, kernel_function
 from offload.cpu.symbols import ensure_int128_helpers
 from offload.diagnostics import CompileError, KernelFault
@@ -183,6 +184,20 @@ class CpuBackend:
     def prepare_captures(self, captures: Sequence[Any]) -> list[Any]:
         """CPU kernels read host arrays directly; scalars pass through."""
         return list(captures)
+
+    def pinned_captures(self, values: Sequence[Any]) -> dict[int, Pinned]:
+        """CPU kernels are not specialised on array contents."""
+        return {}
+
+    def launcher(
+        self, fn: Function, kernel: Any, values: Sequence[Any], general: Launcher
+    ) -> Launcher | None:
+        """The general launch serves: numba's dispatcher does its own argument work."""
+        return None
+
+    def explain(self, fn: Function, options: CompileOptions, shape: tuple[int, ...]) -> str:
+        """The kernel source ``compile`` would build."""
+        return f"== CPU kernel source ({self.name})\n{self.source(fn, options)}"
 
 
 CPU_SEQ = CpuBackend(parallel=False)

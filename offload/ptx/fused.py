@@ -5,7 +5,7 @@ captured value. Where each array is a CuPy array (device memory, the common case
 of ``compute_g`` calls), ``fused_launcher`` generates one straight-line function per memo
 that reads each array's pointer, extents and strides, checks the first kernel's guard
 (``offload.ptx.guard``) on them, packs the kernel's parameters with one ``struct`` call and
-launches: what ``GPUBackend.prepare_captures``, ``GuardedKernel.launch``, ``ArgBuffer.fill``
+launches: what ``GPUBackend.prepare_captures``, ``KernelChoice.launch``, ``ArgBuffer.fill``
 and ``GPUKernel.launch`` do one after the other, without building their tuples and lists.
 
 Anything else -- a launch outside that kernel's guard, a shape without a launch
@@ -16,32 +16,34 @@ refuses -- calls the general path with the same arguments, which handles (or rep
 from __future__ import annotations
 
 import struct
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
+from offload.backend import Launcher
 from offload.diagnostics import KernelFault
 from offload.ir.core import Function
 from offload.ir.types import ArrayType
 from offload.ptx.args import value_expr
-from offload.ptx.guard import guard_terms
+from offload.ptx.choice import Variant
+from offload.ptx.guard import IndexGuard
 from offload.ptx.kernel_source import ParamKind
 from offload.ptx.launch import GPUKernel
 from offload.runtime.memory import output_pointer
 
-Launcher = Callable[[tuple[int, ...], Sequence[Any], Sequence[Any]], None]
-"""``(shape, outs, values)``: run the kernel over ``shape`` into ``outs`` with the captured
-``values`` as the memo's reader returns them."""
-
 
 def fused_launcher(
-    fn: Function, first: Any, values: Sequence[Any], cupy_ndarray: type, slow: Launcher
+    fn: Function, variant: Variant, values: Sequence[Any], cupy_ndarray: type, slow: Launcher
 ) -> Launcher | None:
-    """The fused launch of ``first`` (the kernel a guarded kernel tries first) for
-    ``values`` of these exact types, falling back to ``slow``; ``None`` where it does not
-    apply (another array type, a bounds-checked or register-blocked kernel)."""
+    """The fused launch of ``variant`` (the first of a kernel choice) for ``values`` of
+    these exact types, falling back to ``slow``; ``None`` where it does not apply (another
+    array type, a bounds-checked kernel, a variant that is itself a choice of blockings)."""
+    first = variant.kernel
+    guard = variant.guard
     if not isinstance(first, GPUKernel) or first.source.bounds_check:
         return None
-    pack = first._args.pack
+    if guard is not None and not isinstance(guard, IndexGuard):
+        return None
+    pack = first.args.pack
     if pack is None or len(values) != len(fn.captures):
         return None
     arrays = [k for k, c in enumerate(fn.captures) if isinstance(c.type, ArrayType)]
@@ -58,13 +60,12 @@ def fused_launcher(
         for a in range(t.ndim):
             lines.append(f"    e{k}_{a} = st{k}[{a}] // {size}")
             checks.append(f"st{k}[{a}] == e{k}_{a} * {size}")
-    checks += guard_terms(
-        fn,
-        unit_last=ks.unit_last,
-        extent=lambda k, a: f"sh{k}[{a}]",
-        stride=lambda k, a: f"e{k}_{a}",
-        scalar=lambda k: f"v{k}",
-    )
+    if guard is not None:
+        checks += guard.terms(
+            extent=lambda k, a: f"sh{k}[{a}]",
+            stride=lambda k, a: f"e{k}_{a}",
+            scalar=lambda k: f"v{k}",
+        )
     args = [
         value_expr(
             p.kind,
@@ -100,15 +101,15 @@ def fused_launcher(
     ]
     namespace: dict[str, Any] = {
         "slow": slow,
-        "dims_get": first._dims.get,
+        "dims_get": first.dims.get,
         "out_ptr": output_pointer,
         "current_stream": first.cp.cuda.get_current_stream,
-        "lock": first._args.lock,
+        "lock": first.args.lock,
         "pack": pack,
-        "storage": first._args.storage,
-        "launch_kernel": first._launch_kernel,
-        "fn_ptr": first._fn_ptr,
-        "address": first._args.address,
+        "storage": first.args.storage,
+        "launch_kernel": first.launch_kernel,
+        "fn_ptr": first.fn_ptr,
+        "address": first.args.address,
         "struct": struct,
         "fault": lambda exc: KernelFault(
             f"the GPU kernel of '{first.user_name}' failed: {type(exc).__name__}: {exc}"

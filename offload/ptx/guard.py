@@ -12,19 +12,23 @@ values as the 64-bit one for every launch where
 * each captured integer scalar lies in ``[-NARROW_LIMIT, NARROW_LIMIT)``,
 
 which are exactly the assumptions ``narrow`` made. ``fits(shape, captures)`` checks them in
-one generated expression (a few hundred nanoseconds on the warm path); ``GuardedKernel``
-launches the 32-bit kernel when it holds and otherwise the 64-bit kernel, compiled the first
-time a launch needs it.
+one generated expression (a few hundred nanoseconds on the warm path); an ``IndexGuard`` is
+what admits a 32-bit variant of ``offload.ptx.choice`` (else the next variant: at last the
+64-bit kernel, compiled the first time a launch needs it).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from typing import Any
+
+import numpy as np
 
 from offload.ir.core import Function
 from offload.ir.types import ArrayType, ScalarType
-from offload.opt.narrow import NARROW_LIMIT
+from offload.ptx.passes.narrow import NARROW_LIMIT
+from offload.runtime.views import strides_in_elements
 
 Fits = Callable[[tuple[int, ...], Sequence[Any]], bool]
 
@@ -73,12 +77,6 @@ def guard_source(fn: Function, limit: int = NARROW_LIMIT, unit_last: bool = Fals
     return f"def fits(shape, caps):\n    return bool({body})\n"
 
 
-def has_unit_variant(fn: Function) -> bool:
-    """Whether ``fn`` captures an array, so that a unit-stride kernel differs from the
-    general 32-bit one."""
-    return any(isinstance(c.type, ArrayType) and c.type.ndim for c in fn.captures)
-
-
 def make_guard(fn: Function, limit: int = NARROW_LIMIT, unit_last: bool = False) -> Fits:
     """The compiled ``fits`` of ``guard_source``."""
     namespace: dict[str, Any] = {}
@@ -88,32 +86,39 @@ def make_guard(fn: Function, limit: int = NARROW_LIMIT, unit_last: bool = False)
     return fits
 
 
-class GuardedKernel:
-    """The 32-bit kernel, the 64-bit kernel (made on first need) and the guard between
-    them. Attributes not defined here (``source``, ``ptx``, ``attributes``, ``config`` ...)
-    are the 32-bit kernel's: it is the one that almost every launch runs."""
+@dataclass(frozen=True)
+class IndexGuard:
+    """Admits the launches of a 32-bit kernel of ``fn`` (``unit_last``: that also takes
+    captured arrays' last-axis strides to be 1). ``host``: the captures are host arrays
+    (the simulator's), not ``prepare_captures``'s tuples."""
 
-    def __init__(self, narrow: Any, fits: Fits, make_wide: Callable[[], Any]) -> None:
-        self.narrow = narrow
-        self.fits = fits
-        self._make_wide = make_wide
-        self._wide: Any = None
+    fn: Function
+    unit_last: bool
+    host: bool = False
+    fits: Fits = field(init=False, repr=False, compare=False)
 
-    @property
-    def wide(self) -> Any:
-        """The 64-bit kernel (compiled on first use)."""
-        if self._wide is None:
-            self._wide = self._make_wide()
-        return self._wide
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "fits", make_guard(self.fn, unit_last=self.unit_last))
 
-    def launch(self, shape: tuple[int, ...], outs: Sequence[Any], captures: Sequence[Any]) -> None:
-        """Run over ``shape`` with the kernel whose assumptions this launch meets."""
-        if self.fits(shape, captures):
-            self.narrow.launch(shape, outs, captures)
-        else:
-            self.wide.launch(shape, outs, captures)
+    def __call__(self, shape: tuple[int, ...], captures: Sequence[Any]) -> bool:
+        if not self.host:
+            return self.fits(shape, captures)
+        caps = [
+            (0, c.shape, strides_in_elements(c.strides, c.itemsize))
+            if isinstance(c, np.ndarray) and c.ndim
+            else c
+            for c in captures
+        ]
+        return self.fits(shape, caps)
 
-    def __getattr__(self, name: str) -> Any:
-        if name.startswith("__") or name in ("narrow", "_wide", "_make_wide", "fits"):
-            raise AttributeError(name)
-        return getattr(self.narrow, name)
+    def terms(
+        self,
+        *,
+        extent: Callable[[int, int], str],
+        stride: Callable[[int, int], str],
+        scalar: Callable[[int], str],
+    ) -> list[str]:
+        """The guard's conditions over other names (``offload.ptx.fused``)."""
+        return guard_terms(
+            self.fn, unit_last=self.unit_last, extent=extent, stride=stride, scalar=scalar
+        )

@@ -15,14 +15,15 @@ import tempfile
 from dataclasses import dataclass, field
 from typing import Any
 
-from offload.diagnostics import OffloadError
 from offload.ir.core import Function
+from offload.ir.printer import print_function
+from offload.opt.manager import Trace
 from offload.options import CompileOptions
 from offload.ptx.compile import compile_ptx
 from offload.ptx.config import LaunchConfig, launch_config, tiled_launch_config
-from offload.ptx.guard import has_unit_variant
 from offload.ptx.kernel_source import build_kernel_source
-from offload.ptx.variants import kernel_ir
+from offload.ptx.plan import GPU_PLAN, INDEX_VARIANTS, IndexVariant, KernelPlan, ShapeVariant
+from offload.runtime.gpu import device_info
 
 _UNSUPPORTED = re.compile(r"Unsupported \.version \S+; current version is '([0-9.]+)'")
 _SPILL = re.compile(r"(\d+) bytes spill stores, (\d+) bytes spill loads")
@@ -87,6 +88,30 @@ def ptxas_resources(ptx: str, cc: tuple[int, int]) -> dict[str, int] | None:
     return out
 
 
+def leading_variant(
+    fn: Function, options: CompileOptions, plan: KernelPlan, trace: Trace | None = None
+) -> tuple[IndexVariant, ShapeVariant, Function]:
+    """The variant almost every launch runs (the first that applies at each level of
+    ``plan``) and its IR; ``trace`` sees the passes of its pipeline."""
+    index = next(v for v in INDEX_VARIANTS if v.applies(fn, options))
+    for shape in plan.shape_variants(fn.rank):
+        seen: list[tuple[str, Function]] = []
+        ir = plan.kernel_ir(fn, options, index, shape, _collect(seen))
+        if ir is not None:
+            if trace is not None:
+                for step, after in seen:
+                    trace(step, after)
+            return index, shape, ir
+    raise AssertionError("the last shape variant always applies")
+
+
+def _collect(seen: list[tuple[str, Function]]) -> Trace:
+    def collect(step: str, fn: Function) -> None:
+        seen.append((step, fn))
+
+    return collect
+
+
 def explain_gpu(
     fn: Function,
     options: CompileOptions,
@@ -95,23 +120,26 @@ def explain_gpu(
     cc: tuple[int, int] = (9, 0),
     device: dict[str, int] | None = None,
     backend: Any | None = None,
+    plan: KernelPlan = GPU_PLAN,
+    trace: Trace | None = None,
 ) -> GPUExplain:
-    """Source, PTX, resources and launch configuration of ``fn`` (optimised IR).
+    """Source, PTX, resources and launch configuration of ``fn``'s (optimised IR's)
+    leading variant (``leading_variant``: the 32-bit kernel, unit-stride where there are
+    arrays, blocked where that applies); ``trace`` sees its pipeline's passes.
 
     With ``backend`` (a ``GPUBackend`` on a real GPU) the kernel is compiled and loaded the
     normal way and its resources come from the driver; otherwise PTX is compiled for ``cc``
-    and resources come from ptxas, launch figures from ``device`` (default: an H100).
-    Shown is the 32-bit kernel (``offload.ptx.guard``) that almost every launch runs: the
-    one that takes captured arrays' last-axis strides to be 1 where there are arrays."""
-    wide_fn, fn = fn, kernel_ir(fn, options, 32, simulator=False)
+    and resources come from ptxas, launch figures from ``device`` (default: an H100)."""
+    index, variant, kfn = leading_variant(fn, options, plan, trace)
     ks = build_kernel_source(
-        fn, bounds_check=options.bounds_check, index_bits=32, unit_last=has_unit_variant(fn)
+        kfn, bounds_check=options.bounds_check, index_bits=index.bits, unit_last=index.unit_last
     )
-    if backend is not None and not getattr(backend, "simulator", True):
-        kernel = backend.compile(wide_fn, options)
+    name = f"{ks.name} (variant {index.name}/{variant.name}: {plan.pipeline(index, variant)})"
+    if backend is not None:
+        kernel = backend.compile(fn, options).leading()
         cfg = kernel.config(shape) if shape else None
         return GPUExplain(
-            ks.name, ks.source, kernel.ptx, dict(kernel.attributes), "device", cfg, shape
+            name, ks.source, kernel.ptx, dict(kernel.attributes), "device", cfg, shape
         )
     ptx = compile_ptx(ks, fn.name, cc, fastmath=options.fastmath)
     res = ptxas_resources(ptx, cc)
@@ -137,7 +165,7 @@ def explain_gpu(
             regs_per_sm=dev["regs_per_sm"],
             max_threads_per_sm=dev["max_threads_per_sm"],
         )
-    return GPUExplain(ks.name, ks.source, ptx, res or {}, "ptxas" if res else "unknown", cfg, shape)
+    return GPUExplain(name, ks.source, ptx, res or {}, "ptxas" if res else "unknown", cfg, shape)
 
 
 def _run_ptxas(ptxas: str, ptx: str, cc: tuple[int, int]) -> subprocess.CompletedProcess[str]:
@@ -154,19 +182,30 @@ def _run_ptxas(ptxas: str, ptx: str, cc: tuple[int, int]) -> subprocess.Complete
         )
 
 
-def describe(fn: Function, options: CompileOptions, shape: tuple[int, ...] = ()) -> str:
-    """The GPU section of ``ol.explain``: on a machine with a GPU the kernel is compiled and
-    loaded as compute_g would (resources from the driver); elsewhere PTX for sm_90 with
-    ptxas's resource figures and an H100's launch configuration."""
-    backend = None
-    try:
-        from offload.runtime.gpu import device_info, load_cupy
+def describe(
+    fn: Function,
+    options: CompileOptions,
+    shape: tuple[int, ...] = (),
+    *,
+    backend: Any | None = None,
+    plan: KernelPlan = GPU_PLAN,
+) -> str:
+    """The GPU section of ``ol.explain``: the leading variant's pipeline, pass by pass,
+    then its kernel. With ``backend`` (a GPU's) the kernel is compiled and loaded as
+    compute_g would (resources from the driver); without, PTX for the GPU's compute
+    capability where one is present, else sm_90, with ptxas's resource figures and an
+    H100's launch configuration."""
+    parts: list[str] = []
 
-        load_cupy()
-        from offload.ptx.backend import GPUBackend
+    def trace(step: str, ir: Function) -> None:
+        parts.extend(
+            [f"== IR after {step} (GPU kernel pipeline)", print_function(ir, with_locs=True)]
+        )
 
-        backend = GPUBackend(mode="device", simulator=False)
+    cc = (9, 0)
+    if backend is not None:
         cc = device_info().cc
-    except OffloadError:
-        cc = (9, 0)
-    return explain_gpu(fn, options, shape=tuple(shape), cc=cc, backend=backend).render()
+    found = explain_gpu(
+        fn, options, shape=tuple(shape), cc=cc, backend=backend, plan=plan, trace=trace
+    )
+    return "\n".join([*parts, found.render()])

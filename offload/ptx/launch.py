@@ -93,12 +93,15 @@ class GPUKernel:
             raise KernelFault(f"loading the GPU kernel of '{user_name}' failed: {exc}") from exc
         self.attributes = function_attributes(cp, self.function)
         self._configs: dict[tuple[int, ...], LaunchConfig] = {}
-        self._dims: dict[tuple[int, ...], tuple[int, int, int, int, int, int]] = {}
+        self.dims: dict[tuple[int, ...], tuple[int, int, int, int, int, int]] = {}
         """Shape -> (grid x, y, z, block x, y, z): the warm path's one lookup."""
         self._err = cp.zeros(ERR_SLOTS, dtype=np.int64) if ks.bounds_check else None
-        self._args = ArgBuffer(ks, int(self._err.data.ptr) if self._err is not None else 0)
-        self._launch_kernel = cp.cuda.driver.launchKernel
-        self._fn_ptr = int(self.function.ptr)
+        self.args = ArgBuffer(ks, int(self._err.data.ptr) if self._err is not None else 0)
+        """The parameter buffer (``offload.ptx.args``): packed under its lock per launch."""
+        self.launch_kernel = cp.cuda.driver.launchKernel
+        """The driver's ``cuLaunchKernel``."""
+        self.fn_ptr = int(self.function.ptr)
+        """The loaded function's handle."""
 
     def config(self, shape: tuple[int, ...]) -> LaunchConfig:
         """The launch configuration for ``shape`` (memoised)."""
@@ -130,22 +133,22 @@ class GPUKernel:
     def launch(self, shape: tuple[int, ...], outs: Sequence[Any], captures: Sequence[Any]) -> None:
         """Run over ``shape``: ``outs`` are results of ``GPUBackend.allocate`` (or device
         arrays), array ``captures`` are ``ArrayArg`` tuples from ``prepare_captures``."""
-        dims = self._dims.get(shape)
+        dims = self.dims.get(shape)
         if dims is None:
             if math.prod(shape) == 0:
                 return
             cfg = self.config(shape)
             dims = (*cfg.grid, *cfg.block)
-            if len(self._dims) < 64:
-                self._dims[shape] = dims
+            if len(self.dims) < 64:
+                self.dims[shape] = dims
         gx, gy, gz, bx, by, bz = dims
         stream = self.cp.cuda.get_current_stream()
-        args = self._args
+        args = self.args
         try:
             with args.lock:
                 args.fill(shape, outs, captures)
-                self._launch_kernel(
-                    self._fn_ptr, gx, gy, gz, bx, by, bz, 0, stream.ptr, args.address, 0
+                self.launch_kernel(
+                    self.fn_ptr, gx, gy, gz, bx, by, bz, 0, stream.ptr, args.address, 0
                 )
             if self.synchronize or self._err is not None:
                 stream.synchronize()

@@ -12,10 +12,12 @@ that NVVM unrolls -- then folds to an immediate.
 from __future__ import annotations
 
 import dataclasses
+from dataclasses import dataclass
 
 from offload.analysis.uniform import NONE, thread_dependence
 from offload.ir.core import Capture, Function
 from offload.ir.ops import Opcode
+from offload.options import CompileOptions
 
 
 def bank_constants(fn: Function) -> Function:
@@ -43,3 +45,18 @@ def bank_constants(fn: Function) -> Function:
     caps = [c if c.value is None or k in keep else Capture(c.name, c.type)
             for k, c in enumerate(fn.captures)]  # fmt: skip
     return dataclasses.replace(fn, captures=caps)
+
+
+@dataclass(frozen=True)
+class ConstBank:
+    """Keep a specialised capture's contents in the kernel only where every read of it is
+    thread-uniform (``bank_constants``)."""
+
+    name = "const_bank"
+
+    @classmethod
+    def from_options(cls, options: CompileOptions) -> ConstBank:
+        return cls()
+
+    def run(self, fn: Function) -> Function:
+        return bank_constants(fn)

@@ -37,6 +37,7 @@ from offload.ir.core import Block, Branch, Function, Jump, Op, Return, Value
 from offload.ir.ops import COMPARE, Opcode
 from offload.ir.types import I32, I64, ScalarType
 from offload.opt.clone import clone_function
+from offload.options import CompileOptions
 
 NARROW_LIMIT = 2**30
 """The assumed bound: extents in ``[0, NARROW_LIMIT)``, captured integer scalars in
@@ -103,6 +104,10 @@ class NarrowIndexArithmetic:
     """Out-of-bounds reads are undefined (no ``bounds_check``): a load index that facts
     cannot bound may still be truncated to i32, since every in-bounds one fits."""
     name = "narrow"
+
+    @classmethod
+    def from_options(cls, options: CompileOptions) -> NarrowIndexArithmetic:
+        return cls(trust_load_indices=not options.bounds_check)
 
     def run(self, fn: Function) -> Function:
         fn = clone_function(fn)

@@ -1,4 +1,4 @@
-"""Loads first (pass ``early_loads``; GPU kernels, ``offload.ptx.variants``).
+"""Loads first (pass ``early_loads``; GPU kernels, ``offload.ptx.plan``).
 
 A memory-bound element function reads its inputs where the source uses them: Black-Scholes
 reads ``put[i]`` after two correctly rounded divisions, a square root and two reciprocals.
@@ -65,6 +65,11 @@ class EarlyLoads:
     @classmethod
     def from_options(cls, options: CompileOptions) -> EarlyLoads:
         return cls()
+
+    @classmethod
+    def enabled(cls, options: CompileOptions) -> bool:
+        """Not with bounds checks: they report the first faulting read in source order."""
+        return not options.bounds_check
 
     def run(self, fn: Function) -> Function:
         fn = clone_function(fn)

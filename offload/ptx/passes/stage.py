@@ -47,10 +47,12 @@ from offload.analysis.uniform import NONE, Deps, thread_dependence
 from offload.ir.cfg import predecessors
 from offload.ir.core import Block, Branch, Function, Jump, Op, Value
 from offload.ir.ops import MAY_FAULT, TILE_OPS, Opcode
+from offload.ir.tile_ops import tile_of
 from offload.ir.types import BOOL, I32, INDEX, ArrayType, ScalarType
 from offload.opt.clone import clone_function
 from offload.opt.counted import CountedLoop, enter_before, match_counted
 from offload.opt.util import Loop, const_value, definitions, natural_loops
+from offload.options import CompileOptions
 
 MAX_STEP = 1 << 16
 
@@ -346,6 +348,20 @@ class StageTiles:
     """Shared-memory bytes of the slots at most (each takes ``tile * (tile + 1)`` elements,
     in a rank-1 kernel ``line`` and a window ``2 * line``):
     CUDA's limit on a block's static shared memory. Loads past it stay global reads."""
+
+    @classmethod
+    def from_options(cls, options: CompileOptions) -> StageTiles:
+        return cls()
+
+    @classmethod
+    def enabled(cls, options: CompileOptions) -> bool:
+        """Not with bounds checks: a staged read is made by another thread than the
+        element's, so its fault would name the wrong element."""
+        return not options.bounds_check
+
+    def applied(self, fn: Function) -> bool:
+        """Whether ``fn`` (this pass's result) has a staged loop."""
+        return tile_of(fn) is not None
 
     def run(self, fn: Function) -> Function:
         tile = self.tile if fn.rank == 2 else self.line if fn.rank == 1 else 0

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from offload.ir.core import Block, Branch, Function, Jump
 from offload.opt.clone import clone_function
 from offload.opt.util import natural_loops, remove_unreachable
+from offload.options import CompileOptions
 
 
 def _rolled(block: Block) -> Block | None:
@@ -43,6 +44,10 @@ class Reroll:
     """Run every unrolled loop's original instead (see above)."""
 
     name = "reroll"
+
+    @classmethod
+    def from_options(cls, options: CompileOptions) -> Reroll:
+        return cls()
 
     def run(self, fn: Function) -> Function:
         fn = clone_function(fn)

@@ -1,1 +1,0 @@
-"""Accelerate-style collectives (fold, scan, permute, stencil) on the element-function core."""

@@ -1,0 +1,158 @@
+"""A function's GPU kernel variants and the guards that choose one for each launch.
+
+``KernelChoice`` holds the variants of one level of ``offload.ptx.plan`` (index width, then
+thread mapping) in the order they are tried: a launch runs the first variant whose guard
+holds (the last has none). The first variant that applies is made when the choice is; each
+later one on the first launch that needs it (a variant that does not apply is made as
+``None`` and skipped). A variant's kernel is a loaded kernel or the choice of the next
+level. Every variant computes every element exactly as the element function does, so the
+choice changes the time only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol, Union
+
+from offload.ir.core import Function
+from offload.options import CompileOptions
+from offload.ptx.config import tile_count
+from offload.ptx.guard import IndexGuard
+from offload.ptx.plan import INDEX_VARIANTS, IndexVariant, KernelPlan
+
+
+class LoadedKernel(Protocol):
+    """What a variant's kernel offers: ``launch`` and its generated source."""
+
+    @property
+    def source(self) -> Any: ...
+
+    def launch(
+        self, shape: tuple[int, ...], outs: Sequence[Any], captures: Sequence[Any]
+    ) -> None: ...
+
+
+@dataclass(frozen=True)
+class FillGuard:
+    """Admits a launch whose ``tile`` x ``tile`` thread blocks of a kernel blocked by
+    ``blocking`` number at least ``min_tiles`` (the SMs: fewer would leave some idle)."""
+
+    tile: int
+    blocking: tuple[int, ...]
+    min_tiles: int
+
+    def __call__(self, shape: tuple[int, ...], captures: Sequence[Any]) -> bool:
+        return tile_count(shape, self.tile, self.blocking) >= self.min_tiles
+
+
+Guard = IndexGuard | FillGuard
+
+
+@dataclass(frozen=True)
+class Variant:
+    """One variant of a choice: its name (``offload.ptx.plan``), kernel and guard."""
+
+    name: str
+    kernel: Union[LoadedKernel, KernelChoice]  # noqa: UP007  (a forward reference)
+    guard: Guard | None
+    """``None``: every launch that reaches it."""
+
+
+class KernelChoice:
+    """Variants ``make(0) ... make(count - 1)`` tried in order (see the module doc)."""
+
+    def __init__(self, names: Sequence[str], make: Callable[[int], Variant | None]) -> None:
+        self.names = tuple(names)
+        self._make = make
+        self._made: list[Variant | None] = []
+        first = self._variant(0)
+        while first is None:
+            first = self._variant(len(self._made))
+        self.first: Variant = first
+        """The first variant that applies: the one almost every launch runs."""
+
+    def _variant(self, k: int) -> Variant | None:
+        while len(self._made) <= k:  # made in order: a later one may use the earlier
+            n = len(self._made)
+            if n >= len(self.names):
+                raise AssertionError(f"no variant of {self.names} applies")
+            self._made.append(self._make(n))
+        return self._made[k]
+
+    def variants(self) -> list[Variant]:
+        """The variants made so far that apply (for ``explain`` and tests)."""
+        return [v for v in self._made if v is not None]
+
+    def pick(self, shape: tuple[int, ...], captures: Sequence[Any]) -> LoadedKernel:
+        """The kernel a launch over ``shape`` with ``captures`` runs (through every level)."""
+        node: LoadedKernel | KernelChoice = self
+        while isinstance(node, KernelChoice):
+            node = node._pick_here(shape, captures)
+        return node
+
+    def _pick_here(
+        self, shape: tuple[int, ...], captures: Sequence[Any]
+    ) -> LoadedKernel | KernelChoice:
+        for k in range(len(self.names)):
+            v = self._variant(k)
+            if v is not None and (v.guard is None or v.guard(shape, captures)):
+                return v.kernel
+        raise AssertionError(f"the last variant of {self.names} has a guard")
+
+    def launch(self, shape: tuple[int, ...], outs: Sequence[Any], captures: Sequence[Any]) -> None:
+        """Run over ``shape`` with the kernel whose guards this launch meets."""
+        self.pick(shape, captures).launch(shape, outs, captures)
+
+    def leading(self) -> LoadedKernel:
+        """The kernel of the first variant at every level."""
+        node: LoadedKernel | KernelChoice = self.first.kernel
+        while isinstance(node, KernelChoice):
+            node = node.first.kernel
+        return node
+
+
+MakeKernel = Callable[[Function, IndexVariant], LoadedKernel]
+"""Compile one variant's IR (with its index variant's width and stride assumption)."""
+
+
+def build_choice(
+    fn: Function,
+    options: CompileOptions,
+    plan: KernelPlan,
+    make_kernel: MakeKernel,
+    *,
+    min_tiles: Callable[[], int],
+    host_guards: bool = False,
+) -> KernelChoice:
+    """The kernel variants of ``fn`` (the optimised IR) that ``plan`` declares: a choice of
+    index widths, each a choice of thread mappings (or its one kernel where only the last
+    mapping applies). ``min_tiles()`` gives a blocked variant's fill guard its threshold
+    (the SM count); ``host_guards``: index guards read host arrays (the simulator)."""
+    indexes = [v for v in INDEX_VARIANTS if v.applies(fn, options)]
+    shapes = plan.shape_variants(fn.rank)
+
+    def make_index(k: int) -> Variant:
+        index = indexes[k]
+
+        def make_shape(j: int) -> Variant | None:
+            shape = shapes[j]
+            ir = plan.kernel_ir(fn, options, index, shape)
+            if ir is None:
+                return None
+            kernel = make_kernel(ir, index)
+            guard: Guard | None = None
+            if shape.blocked and plan.fill_guard and j < len(shapes) - 1:
+                guard = FillGuard(kernel.source.tile, kernel.source.blocking, min_tiles())
+            return Variant(shape.name, kernel, guard)
+
+        inner = KernelChoice([s.name for s in shapes], make_shape)
+        only = inner.first.guard is None  # no later variant can be reached
+        guarded = index.guarded and k < len(indexes) - 1
+        return Variant(
+            index.name,
+            inner.first.kernel if only else inner,
+            IndexGuard(fn, index.unit_last, host_guards) if guarded else None,
+        )
+
+    return KernelChoice([v.name for v in indexes], make_index)

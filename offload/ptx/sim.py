@@ -1,0 +1,89 @@
+"""``SimBackend``: compute_g under numba's CUDA simulator (``NUMBA_ENABLE_CUDASIM=1``).
+
+The same variants as the GPU (``offload.ptx.plan.SIM_PLAN``: small tiles and lines) and the
+same kernel source run as Python threads over host NumPy arrays, so CI without a GPU
+executes compute_g. Nothing is cached on disk (there is no PTX) and results are NumPy
+arrays.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from offload.backend import Launcher, Pinned
+from offload.ir.core import Function
+from offload.options import CompileOptions
+from offload.ptx.choice import KernelChoice, build_choice
+from offload.ptx.compile import simulator_kernel
+from offload.ptx.inspect import describe
+from offload.ptx.kernel_source import build_kernel_source
+from offload.ptx.launch import SimKernel
+from offload.ptx.pinned import frozen_pinned
+from offload.ptx.plan import SIM_PLAN, IndexVariant
+from offload.runtime.memory import frozen_table
+
+
+class SimBackend:
+    """The simulator target (see ``offload.backend.Backend``)."""
+
+    def __init__(self) -> None:
+        self.name = "gpu-sim"
+        self._frozen = frozen_table()
+
+    def compile(self, fn: Function, options: CompileOptions) -> KernelChoice:
+        """The kernel variants of ``fn`` (optimised IR) under ``SIM_PLAN``."""
+        return build_choice(
+            fn,
+            options,
+            SIM_PLAN,
+            lambda ir, index: self._kernel(ir, options, index),
+            min_tiles=lambda: 1,
+            host_guards=True,
+        )
+
+    @staticmethod
+    def _kernel(fn: Function, options: CompileOptions, index: IndexVariant) -> SimKernel:
+        ks = build_kernel_source(
+            fn, bounds_check=options.bounds_check, index_bits=index.bits, unit_last=index.unit_last
+        )
+        names = [c.name for c in fn.captures]
+        return SimKernel(ks, simulator_kernel(ks, fn.name), fn.name, names)
+
+    def allocate(self, shape: tuple[int, ...], dtypes: Sequence[np.dtype[Any]]) -> list[Any]:
+        """Fresh C-contiguous host arrays."""
+        return [np.empty(shape, dtype=dt) for dt in dtypes]
+
+    def writable(self, out: Any) -> bool:
+        """A C-contiguous NumPy array (the layout a device kernel writes)."""
+        return isinstance(out, np.ndarray) and bool(out.flags.c_contiguous)
+
+    def prepare_outputs(self, outs: Sequence[Any]) -> None:
+        """Host arrays need nothing."""
+
+    def prepare_captures(self, captures: Sequence[Any]) -> list[Any]:
+        """Host arrays as they are; a CuPy array given to the simulator is copied to the
+        host."""
+        return [_host(c) for c in captures]
+
+    def pinned_captures(self, values: Sequence[Any]) -> dict[int, Pinned]:
+        """As the GPU's (``offload.ptx.pinned``)."""
+        return frozen_pinned(values, self._frozen)
+
+    def launcher(
+        self, fn: Function, kernel: Any, values: Sequence[Any], general: Launcher
+    ) -> Launcher | None:
+        """No fused launch: every call prepares its captures."""
+        return None
+
+    def explain(self, fn: Function, options: CompileOptions, shape: tuple[int, ...]) -> str:
+        """The GPU section of ``ol.explain`` as the GPU would compile it (PTX for sm_90)."""
+        return describe(fn, options, shape)
+
+
+def _host(c: Any) -> Any:
+    if hasattr(c, "__cuda_array_interface__") and hasattr(c, "get"):
+        return c.get()  # a CuPy array
+    return c

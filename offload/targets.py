@@ -1,0 +1,115 @@
+"""The targets behind ``compute_s``/``compute_p``/``compute_g`` and their arguments.
+
+``split_target`` reads a call's ``(shape, fn)`` or ``(delayed,)`` arguments; ``SEQ``,
+``PAR`` and ``GPU`` resolve the backend of each entry point for the current configuration
+(``GPU``: the simulator where ``ol.config.gpu_simulator`` is on, else the GPU in the
+configured memory mode).
+"""
+
+from __future__ import annotations
+
+import functools
+import operator
+from collections.abc import Callable
+from typing import Any
+
+from offload.backend import Backend
+from offload.config import config
+from offload.delayed import Delayed
+from offload.options import CompileOptions
+
+
+def normalise_shape(shape: Any) -> tuple[int, ...]:
+    """``shape`` (an int or a sequence of ints) as a tuple of non-negative ints."""
+    items = shape if isinstance(shape, tuple | list) else (shape,)
+    dims: list[int] = []
+    for n in items:
+        if isinstance(n, bool):
+            raise TypeError(f"shape entries must be ints, got {n!r} in {shape!r}")
+        try:
+            d = operator.index(n)
+        except TypeError:
+            raise TypeError(f"shape must be an int or a tuple of ints, got {shape!r}") from None
+        if d < 0:
+            raise ValueError(f"shape entries must be >= 0, got {shape!r}")
+        dims.append(d)
+    return tuple(dims)
+
+
+def split_target(shape_or_delayed: Any, fn: Any) -> tuple[tuple[int, ...], Any]:
+    """``(shape, target)`` of a ``compute_*(shape, fn)`` or ``compute_*(delayed)`` call."""
+    # Fast lane for the usual call, an int or a tuple of plain non-negative ints and a
+    # callable: no list; anything else takes the checking path below.
+    t = type(shape_or_delayed)
+    if fn is not None and callable(fn):
+        if t is int:
+            if shape_or_delayed >= 0:
+                return (shape_or_delayed,), fn
+        elif t is tuple:
+            for n in shape_or_delayed:
+                if type(n) is not int or n < 0:
+                    break
+            else:
+                return shape_or_delayed, fn
+    if isinstance(shape_or_delayed, Delayed):
+        if fn is not None:
+            raise TypeError("compute_*(delayed) takes no element function")
+        return tuple(shape_or_delayed.shape), shape_or_delayed
+    if fn is None:
+        raise TypeError("compute_*(shape, fn): the element function is missing")
+    if not callable(fn):
+        raise TypeError(f"the element function must be callable, got {type(fn).__name__}")
+    return normalise_shape(shape_or_delayed), fn
+
+
+@functools.cache
+def backend_named(name: str) -> Backend:
+    """The one backend of each name (``cpu-seq``, ``cpu-par``, ``gpu-sim``,
+    ``gpu-unified``, ``gpu-device``); imported on first use (numba is slow to import)."""
+    if name == "cpu-seq":
+        from offload.cpu.backend import CPU_SEQ  # (numba is slow to import)
+
+        return CPU_SEQ
+    if name == "cpu-par":
+        from offload.cpu.backend import CPU_PAR
+
+        return CPU_PAR
+    if name == "gpu-sim":
+        from offload.ptx.sim import SimBackend
+
+        return SimBackend()
+    from offload.ptx.backend import GPUBackend
+
+    return GPUBackend(mode=config.memory, cache_dir=config.cache_dir)
+
+
+def _gpu_name() -> str:
+    return "gpu-sim" if config.gpu_simulator else f"gpu-{config.memory}"
+
+
+class Target:
+    """The backend of one ``compute_*``, resolved once per configuration.
+
+    ``config`` drops its cached ``CompileOptions`` whenever a field is assigned, so the
+    identity of ``config.compile_options()`` stamps the configuration: while it is the
+    stamp held here (held, so its id cannot be reused), no field changed and the backend
+    found for it still stands. The pair is one tuple, replaced whole."""
+
+    __slots__ = ("name", "state")
+
+    def __init__(self, name: Callable[[], str]) -> None:
+        self.name = name
+        self.state: tuple[CompileOptions | None, Any] = (None, None)
+
+    def resolve(self, options: CompileOptions) -> Backend:
+        """The backend for ``options``' configuration (remembered until it changes)."""
+        backend = backend_named(self.name())
+        self.state = (options, backend)
+        return backend
+
+
+SEQ = Target(lambda: "cpu-seq")
+PAR = Target(lambda: "cpu-par")
+GPU = Target(_gpu_name)
+TARGETS = {"cpu": PAR, "cpu-seq": SEQ, "cpu-par": PAR, "gpu": GPU}
+"""``ol.explain``'s target names."""
