@@ -94,22 +94,8 @@ def leading_variant(
     """The variant almost every launch runs (the first that applies at each level of
     ``plan``) and its IR; ``trace`` sees the passes of its pipeline."""
     index = next(v for v in INDEX_VARIANTS if v.applies(fn, options))
-    for shape in plan.shape_variants(fn.rank):
-        seen: list[tuple[str, Function]] = []
-        ir = plan.kernel_ir(fn, options, index, shape, _collect(seen))
-        if ir is not None:
-            if trace is not None:
-                for step, after in seen:
-                    trace(step, after)
-            return index, shape, ir
-    raise AssertionError("the last shape variant always applies")
-
-
-def _collect(seen: list[tuple[str, Function]]) -> Trace:
-    def collect(step: str, fn: Function) -> None:
-        seen.append((step, fn))
-
-    return collect
+    shape, ir = plan.first_ir(fn, options, index, trace)
+    return index, shape, ir
 
 
 def explain_gpu(

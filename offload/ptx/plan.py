@@ -144,6 +144,37 @@ class KernelPlan:
         return out
 
 
+    def first_ir(
+        self,
+        fn: Function,
+        options: CompileOptions,
+        index: IndexVariant,
+        trace: Trace | None = None,
+    ) -> tuple[ShapeVariant, Function]:
+        """The first shape variant of ``index`` that applies and its IR (the kernel a
+        large launch of that width runs); ``trace`` sees only that variant's passes."""
+        for shape in self.shape_variants(fn.rank):
+            seen: list[tuple[str, Function]] = []
+            ir = self.kernel_ir(fn, options, index, shape, _collect(seen))
+            if ir is not None:
+                if trace is not None:
+                    for step, after in seen:
+                        trace(step, after)
+                return shape, ir
+        raise AssertionError("the last shape variant always applies")
+
+
+def _collect(seen: list[tuple[str, Function]]) -> Trace:
+    def collect(step: str, fn: Function) -> None:
+        seen.append((step, fn))
+
+    return collect
+
+
+INDEX = {v.name: v for v in INDEX_VARIANTS}
+"""The index variants by name."""
+
+
 GPU_PLAN = KernelPlan("gpu", tile=16, line=256, blockings=((8, 8), (4, 4)))
 """The GPU's: 256-thread blocks; 8 x 8 sums take 64 registers and read 16 staged values per
 64 multiply-adds (a float matrix product: 8 x 8; a double one, whose sums take twice the

@@ -68,7 +68,7 @@ def test_a_branch_before_the_loop_makes_its_counter_depend_on_the_condition():
 
 
 def test_a_blocked_functions_copies_depend_on_their_axis():
-    from offload.opt.jam import JamIndex
+    from offload.ptx.passes.jam import JamIndex
 
     a = np.ones((4, 9), np.float32)
 

@@ -90,7 +90,7 @@ def test_changed_options_and_dtype_arguments_miss_the_memo(restore_globals):
         config.bounds_check = True
         assert driver.config.compile_options().bounds_check
         np.testing.assert_array_equal(ol.compute_s(6, times_k), np.arange(6.0) * 3)
-        entry = driver._TABLE[(ol.api._backend("cpu-seq"), driver._table_key(times_k))]
+        entry = driver._TABLE[(ol.targets.backend_named("cpu-seq"), driver._table_key(times_k))]
         assert entry.memo is not None and entry.memo.options.bounds_check
     finally:
         config.bounds_check = saved
@@ -147,10 +147,10 @@ def _simulator_on() -> bool:
     reason="sim lane: NUMBA_ENABLE_CUDASIM=1 python -m pytest -m sim tests/api/test_warm_path.py",
 )
 def test_gpu_simulator_warm_calls_read_changed_scalars_and_arrays(restore_globals):
-    from offload.ptx.backend import GPUBackend
+    from offload.ptx.sim import SimBackend
 
     global k, arr
-    be = GPUBackend(simulator=True)
+    be = SimBackend()
     arr = np.arange(6.0)
     for value in (3, 4):
         k = value

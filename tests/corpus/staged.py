@@ -1,8 +1,8 @@
-"""Rank-2 reductions for the shared-memory staging of GPU kernels (``offload.opt.stage``).
+"""Rank-2 reductions for the shared-memory staging of GPU kernels (``offload.ptx.passes.stage``).
 
 Each case is an element function closing over its inputs, a shape whose edges are not
 multiples of the tiles (so threads past the edge exist), whether the pass must stage its
-loop (``staged``) and whether ``offload.opt.jam`` must block it (``blocked``). The loops
+loop (``staged``) and whether ``offload.ptx.passes.jam`` must block it (``blocked``). The loops
 are long enough for full chunks of the simulator's tile (4) and the GPU's (16), with tails,
 except where a case says otherwise.
 """
@@ -24,7 +24,7 @@ class StagedCase:
     staged: bool
     """Whether the pass stages this kernel's loop (else it must refuse)."""
     jams: bool | None = None
-    """Whether ``offload.opt.jam`` blocks it too (``None``: where it is staged)."""
+    """Whether ``offload.ptx.passes.jam`` blocks it too (``None``: where it is staged)."""
 
     @property
     def blocked(self) -> bool:

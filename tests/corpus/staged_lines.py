@@ -1,5 +1,5 @@
 """Rank-1 reductions for the shared-memory staging of GPU kernels in lines of threads
-(``offload.opt.stage``): reads that vary with no index, and windows ``a[i + k + c]``.
+(``offload.ptx.passes.stage``): reads that vary with no index, and windows ``a[i + k + c]``.
 
 Each case is an element function closing over its inputs, a length that is not a multiple
 of the simulator's line (8) -- so threads past the edge exist -- and what the pass must

@@ -27,9 +27,7 @@ pytestmark = pytest.mark.gpu
 
 @pytest.fixture(scope="module", params=["unified", "device"])
 def backend(request, tmp_path_factory):
-    return GPUBackend(
-        mode=request.param, cache_dir=tmp_path_factory.mktemp("cache"), simulator=False
-    )
+    return GPUBackend(mode=request.param, cache_dir=tmp_path_factory.mktemp("cache"))
 
 
 @pytest.mark.parametrize("name", sorted(ALL))
@@ -65,7 +63,7 @@ def test_large_shape_with_many_rows_is_covered(backend):
 
 
 def test_unified_result_feeds_the_next_call_without_a_copy():
-    be = GPUBackend(mode="unified", simulator=False)
+    be = GPUBackend(mode="unified")
     fn = saxpy_f32()
     kernel = be.compile(fn, CompileOptions())
     x = np.arange(1000, dtype=np.float32)
@@ -80,7 +78,7 @@ def test_unified_result_feeds_the_next_call_without_a_copy():
 
 
 def test_frozen_input_is_copied_once():
-    be = GPUBackend(mode="device", simulator=False)
+    be = GPUBackend(mode="device")
     x = use(np.arange(64, dtype=np.float32))
     first = be.prepare_captures([x])[0]
     second = be.prepare_captures([x])[0]
@@ -90,7 +88,7 @@ def test_frozen_input_is_copied_once():
 def test_device_mode_results_are_cupy_arrays_with_dlpack():
     import cupy
 
-    be = GPUBackend(mode="device", simulator=False)
+    be = GPUBackend(mode="device")
     (out,) = run_backend(be, saxpy_f32(), (8,), [np.ones(8, np.float32)] * 2 + [np.float32(1)])
     (raw,) = be.allocate((8,), [np.dtype(np.float32)])
     assert isinstance(raw, cupy.ndarray) and hasattr(raw, "__dlpack__")
@@ -98,7 +96,7 @@ def test_device_mode_results_are_cupy_arrays_with_dlpack():
 
 
 def test_device_mode_reuses_the_block_of_a_dead_result_and_keeps_live_ones():
-    be = GPUBackend(mode="device", simulator=False)
+    be = GPUBackend(mode="device")
     f32 = [np.dtype(np.float32)]
     (a,) = be.allocate((1000,), f32)
     ptr = a.data.ptr
@@ -112,7 +110,7 @@ def test_device_mode_reuses_the_block_of_a_dead_result_and_keeps_live_ones():
 
 
 def test_bounds_check_raises_index_error_naming_the_element():
-    be = GPUBackend(mode="device", simulator=False)
+    be = GPUBackend(mode="device")
     fn = loop_sum_row()
     kernel = be.compile(fn, CompileOptions(bounds_check=True))
     (out,) = be.allocate((5,), [np.dtype(np.float64)])
@@ -121,7 +119,7 @@ def test_bounds_check_raises_index_error_naming_the_element():
 
 
 def test_driver_error_is_a_kernel_fault_naming_the_function():
-    be = GPUBackend(mode="device", simulator=False)
+    be = GPUBackend(mode="device")
     kernel = be.compile(saxpy_f32(), CompileOptions())
     (out,) = be.allocate((4,), [np.dtype(np.float32)])
     caps = be.prepare_captures([np.ones(4, np.float32)] * 2 + [np.float32(1)])
@@ -135,7 +133,7 @@ def test_fresh_process_hits_the_disk_cache(tmp_path):
     code = (
         "import sys, time; from offload.ptx.backend import GPUBackend;"
         "from offload.options import CompileOptions; from tests.ptx.irfixtures import saxpy_f32;"
-        "be = GPUBackend(cache_dir=sys.argv[1], simulator=False);"
+        "be = GPUBackend(cache_dir=sys.argv[1]);"
         "be.compile(saxpy_f32(), CompileOptions()); print(be.cache.stats.disk_hits)"
     )
     env = dict(os.environ)

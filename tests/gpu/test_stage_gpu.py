@@ -1,4 +1,4 @@
-"""Staged kernels (``offload.opt.stage``) on the GPU, register-blocked (``offload.opt.jam``)
+"""Staged kernels (``ptx.passes.stage``) on the GPU, register-blocked (``ptx.passes.jam``)
 where they can be: 16 x 16 thread tiles of 4 x 4 elements each, shared memory and barriers
 give exactly what one CPU thread gives, at sizes with many tiles and chunks."""
 
@@ -12,11 +12,11 @@ from offload import driver
 from offload.opt.manager import run_pipeline
 from offload.options import CompileOptions
 from offload.ptx.backend import GPUBackend
-from offload.ptx.variants import BLOCKINGS, LINE, TILE
 from offload.runtime.gpu import device_info
 from tests.corpus.staged import CASES, StagedCase, matmul
 from tests.corpus.staged_lines import CASES as LINE_CASES
 from tests.corpus.staged_lines import LONG_CASES, LineCase
+from tests.ptx.variants import BLOCKINGS, LINE, TILE
 
 pytestmark = pytest.mark.gpu
 
@@ -44,7 +44,7 @@ def test_staged_lines_match_compute_s_bit_for_bit(case: LineCase):
 @pytest.mark.parametrize("case", LONG_CASES, ids=repr)
 def test_long_rank_one_loops_run_in_staged_lines(case: LineCase):
     ir = run_pipeline(driver.check_and_lower(case.fn, 1).ir, CompileOptions())
-    kernel = GPUBackend(mode="device", simulator=False).compile(ir, CompileOptions())
+    kernel = GPUBackend(mode="device").compile(ir, CompileOptions())
     assert kernel.source.tile == LINE and kernel.source.blocking == ()
 
 
@@ -59,7 +59,7 @@ def _same(fn, shape):
 def test_the_matmul_kernel_is_staged_and_blocked():
     case = matmul(300, 333, 517)
     ir = run_pipeline(driver.check_and_lower(case.fn, 2).ir, CompileOptions())
-    kernel = GPUBackend(mode="device", simulator=False).compile(ir, CompileOptions())
+    kernel = GPUBackend(mode="device").compile(ir, CompileOptions())
     assert kernel.source.tile == TILE and kernel.source.blocking == BLOCKINGS[0]
     assert kernel.attributes["local_size_bytes"] == 0  # no spilled sums
 
@@ -75,7 +75,7 @@ def test_the_matmul_kernel_is_staged_and_blocked():
 )
 def test_small_spaces_run_a_smaller_blocking_with_the_same_values(case, blocking):
     ir = run_pipeline(driver.check_and_lower(case.fn, 2).ir, CompileOptions())
-    kernel = GPUBackend(mode="device", simulator=False).compile(ir, CompileOptions())
+    kernel = GPUBackend(mode="device").compile(ir, CompileOptions())
     sms = device_info().sm_count
     assert 81 < sms <= 289  # the cases' tile counts assume that many SMs
     assert kernel.narrow.pick(case.shape).source.blocking == blocking

@@ -1,6 +1,6 @@
 """Constant captured arrays (``Capture.value``): the IR text round trip, the verifier's
 check, the ``consts`` pass (golden IR, and the interpreter's values unchanged) and the GPU
-kernel's choice of what to read from the constant bank (``offload.opt.const_bank``)."""
+kernel's choice of what to read from the constant bank (``offload.ptx.passes.const_bank``)."""
 
 from __future__ import annotations
 
@@ -19,10 +19,10 @@ from offload.ir.lexer import IRParseError
 from offload.ir.parser import parse_function
 from offload.ir.printer import print_function
 from offload.ir.verifier import IRVerificationError, verify
-from offload.opt.const_bank import bank_constants
 from offload.opt.const_captures import ConstantCaptures
 from offload.opt.manager import run_pipeline
 from offload.options import CompileOptions
+from offload.ptx.passes.const_bank import bank_constants
 from tests.opt.golden import filecheck
 from tests.strategies.programs import programs, same_results
 

@@ -17,10 +17,10 @@ from offload.ir.ops import TILE_OPS
 from offload.ir.parser import parse_function
 from offload.ir.printer import print_function
 from offload.ir.verifier import verify
-from offload.opt.early_loads import EarlyLoads
 from offload.opt.manager import run_pipeline
-from offload.opt.stage import StageTiles
 from offload.options import CompileOptions
+from offload.ptx.passes.early_loads import EarlyLoads
+from offload.ptx.passes.stage import StageTiles
 from tests.corpus.staged import CASES, StagedCase
 from tests.opt.golden import filecheck
 from tests.strategies.programs import programs, same_results

@@ -11,7 +11,8 @@ import pytest
 from offload.ir.interp import compute
 from offload.ir.parser import parse_function
 from offload.ir.printer import print_function
-from offload.opt.manager import DEFAULT_PIPELINE, run_pipeline
+from offload.opt.manager import run_pipeline
+from offload.opt.registry import DEFAULT_PIPELINE
 from offload.options import CompileOptions
 
 pytestmark = pytest.mark.unit

@@ -21,10 +21,10 @@ from offload.ir.ops import Opcode
 from offload.ir.parser import parse_function
 from offload.ir.printer import print_function
 from offload.ir.verifier import IRVerificationError, verify
-from offload.opt.jam import JamIndex
 from offload.opt.manager import run_pipeline
-from offload.opt.narrow import NarrowIndexArithmetic
 from offload.options import CompileOptions
+from offload.ptx.passes.jam import JamIndex
+from offload.ptx.passes.narrow import NarrowIndexArithmetic
 from tests.corpus.staged import CASES, StagedCase, matmul
 from tests.opt.golden import filecheck
 from tests.strategies.programs import programs

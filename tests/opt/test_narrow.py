@@ -20,8 +20,8 @@ from offload.ir.interp import compute
 from offload.ir.printer import print_function
 from offload.ir.verifier import verify
 from offload.opt.manager import run_pipeline
-from offload.opt.narrow import NARROW_LIMIT, NarrowIndexArithmetic
 from offload.options import CompileOptions
+from offload.ptx.passes.narrow import NARROW_LIMIT, NarrowIndexArithmetic
 from tests.strategies.programs import programs, same_results
 
 pytestmark = pytest.mark.unit

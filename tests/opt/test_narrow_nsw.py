@@ -28,8 +28,8 @@ from offload.ir.printer import print_function
 from offload.ir.types import I32, I64
 from offload.ir.verifier import verify
 from offload.opt.manager import run_pipeline
-from offload.opt.narrow import NARROW_LIMIT, NSW, NarrowIndexArithmetic
 from offload.options import CompileOptions
+from offload.ptx.passes.narrow import NARROW_LIMIT, NSW, NarrowIndexArithmetic
 from tests.corpus.loops import correlate
 from tests.strategies.programs import programs, same_results
 

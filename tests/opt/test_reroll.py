@@ -12,9 +12,9 @@ from offload.ir.interp import compute
 from offload.ir.printer import print_function
 from offload.ir.verifier import verify
 from offload.opt.manager import run_pipeline
-from offload.opt.reroll import Reroll
 from offload.opt.util import natural_loops
 from offload.options import CompileOptions
+from offload.ptx.passes.reroll import Reroll
 from tests.corpus.staged import CASES, StagedCase
 from tests.opt.golden import filecheck
 from tests.strategies.programs import programs, same_results

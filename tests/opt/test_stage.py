@@ -16,9 +16,9 @@ from offload.ir.printer import print_function
 from offload.ir.tile_ops import tile_of, tile_slots
 from offload.ir.verifier import verify
 from offload.opt.manager import run_pipeline
-from offload.opt.narrow import NarrowIndexArithmetic
-from offload.opt.stage import StageTiles
 from offload.options import CompileOptions
+from offload.ptx.passes.narrow import NarrowIndexArithmetic
+from offload.ptx.passes.stage import StageTiles
 from tests.corpus.staged import CASES, StagedCase, matmul
 from tests.opt.golden import filecheck
 from tests.strategies.programs import programs, same_results

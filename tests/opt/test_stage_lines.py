@@ -18,10 +18,10 @@ from offload.ir.tile_ops import is_window, tile_of, window_slots
 from offload.ir.verifier import verify
 from offload.opt.licm import LoopInvariantCodeMotion
 from offload.opt.manager import run_pipeline
-from offload.opt.narrow import NarrowIndexArithmetic
-from offload.opt.reroll import Reroll
-from offload.opt.stage import StageTiles
 from offload.options import CompileOptions
+from offload.ptx.passes.narrow import NarrowIndexArithmetic
+from offload.ptx.passes.reroll import Reroll
+from offload.ptx.passes.stage import StageTiles
 from tests.corpus.staged_lines import CASES, LineCase, convolution
 from tests.opt.golden import filecheck
 from tests.strategies.programs import same_results
@@ -57,7 +57,7 @@ def _slot_kinds(fn) -> tuple[int, int]:
 @pytest.mark.parametrize("narrowed", [False, True])
 def test_stages_exactly_the_eligible_reads_and_keeps_the_values(case: LineCase, narrowed):
     ir = _rolled(case.fn)
-    if narrowed:  # as offload.ptx.variants: the narrowed bound is hoisted
+    if narrowed:  # as offload.ptx.plan: the narrowed bound is hoisted
         ir = LoopInvariantCodeMotion().run(NarrowIndexArithmetic().run(ir))
     out = _staged(ir, bits=32 if narrowed else 64)
     assert (tile_of(out) == 4) is case.staged, print_function(out)

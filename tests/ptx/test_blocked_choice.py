@@ -6,8 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import pytest
-
 from offload.ptx.blocked import BlockedChoice
+
 from offload.ptx.config import tile_count
 
 pytestmark = pytest.mark.unit

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 from offload import driver
-from offload.opt.narrow import NARROW_LIMIT
 from offload.ptx.guard import OFFSET_LIMIT, GuardedKernel, make_guard
+from offload.ptx.passes.narrow import NARROW_LIMIT
 
 pytestmark = pytest.mark.unit
 

@@ -182,7 +182,7 @@ def test_backend_key_changes_with_the_kernel_source_for_the_same_ir(tmp_path):
 
     fn = ALL["index_arith"]()
     ks = build_kernel_source(fn)
-    be = GPUBackend(cache_dir=tmp_path, simulator=True)
+    be = GPUBackend(cache_dir=tmp_path)
     opts = CompileOptions()
     key = be.key(fn, opts, (9, 0), ks)
     assert key == be.key(fn, opts, (9, 0), build_kernel_source(fn))

@@ -7,8 +7,8 @@ import re
 import numpy as np
 import pytest
 
-from offload.opt.narrow import NarrowIndexArithmetic
 from offload.ptx.kernel_source import ParamKind, build_kernel_source
+from offload.ptx.passes.narrow import NarrowIndexArithmetic
 from tests.ptx.conftest import kernel
 from tests.ptx.irfixtures import ALL as IR
 

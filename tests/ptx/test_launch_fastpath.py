@@ -181,7 +181,7 @@ def _param_name(p: Any, caps: list[str]) -> str:
 
 
 def _backend(mode: str, state: dict[str, Any], tmp_path: Any) -> GPUBackend:
-    be = GPUBackend(mode=mode, cache_dir=tmp_path, simulator=False)
+    be = GPUBackend(mode=mode, cache_dir=tmp_path)
     real_compile = be.compile
 
     def register(k: Any) -> Any:

@@ -16,10 +16,10 @@ import pytest
 
 from offload.driver import check_and_lower
 from offload.opt.manager import run_pipeline
-from offload.opt.narrow import NarrowIndexArithmetic
 from offload.options import CompileOptions
 from offload.ptx.compile import compile_ptx
 from offload.ptx.kernel_source import build_kernel_source
+from offload.ptx.passes.narrow import NarrowIndexArithmetic
 
 pytestmark = pytest.mark.ptx
 

@@ -19,10 +19,10 @@ import pytest
 from offload.driver import check_and_lower
 from offload.ir.core import Function
 from offload.opt.manager import run_pipeline
-from offload.opt.narrow import NarrowIndexArithmetic
 from offload.options import CompileOptions
 from offload.ptx.compile import compile_ptx, llvm_ir
 from offload.ptx.kernel_source import KernelSource, build_kernel_source
+from offload.ptx.passes.narrow import NarrowIndexArithmetic
 from tests.corpus.loops import attraction, correlate
 from tests.opt.golden import filecheck
 

@@ -18,7 +18,7 @@ from offload.ir.core import ConstArray
 from offload.options import CompileOptions
 from offload.ptx.compile import compile_ptx
 from offload.ptx.kernel_source import build_kernel_source
-from offload.ptx.variants import kernel_ir
+from tests.ptx.variants import kernel_ir
 
 pytestmark = pytest.mark.ptx
 

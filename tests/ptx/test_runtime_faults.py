@@ -137,7 +137,7 @@ def test_backend_compile_without_a_gpu_raises_gpu_unavailable(monkeypatch):
     monkeypatch.setitem(sys.modules, "cupy", None)
     try:
         with pytest.raises(GPUUnavailable):
-            GPUBackend(simulator=False).compile(saxpy_f32(), CompileOptions())
+            GPUBackend().compile(saxpy_f32(), CompileOptions())
     finally:
         gpu.load_cupy.cache_clear()
 

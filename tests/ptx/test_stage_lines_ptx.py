@@ -1,5 +1,5 @@
 """Staged rank-1 kernels compile to PTX that reads its windows and shared values from
-shared memory, and launch in lines of ``LINE`` threads (``offload.opt.stage``,
+shared memory, and launch in lines of ``LINE`` threads (``offload.ptx.passes.stage``,
 ``offload.ptx.config.tiled_launch_config``)."""
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ from offload.options import CompileOptions
 from offload.ptx.compile import compile_ptx
 from offload.ptx.config import tiled_launch_config
 from offload.ptx.kernel_source import build_kernel_source
-from offload.ptx.variants import LINE, kernel_ir
 from tests.corpus.staged_lines import convolution, nbody
+from tests.ptx.variants import LINE, kernel_ir
 
 pytestmark = pytest.mark.ptx
 

@@ -1,5 +1,5 @@
 """Staged kernels compile to PTX with shared-memory tiles and barriers, and launch in
-square thread tiles (``offload.opt.stage``, ``offload.ptx.config.tiled_launch_config``)."""
+square thread tiles (``offload.ptx.passes.stage``, ``offload.ptx.config.tiled_launch_config``)."""
 
 from __future__ import annotations
 
@@ -13,8 +13,8 @@ from offload.options import CompileOptions
 from offload.ptx.compile import compile_ptx
 from offload.ptx.config import tiled_launch_config
 from offload.ptx.kernel_source import build_kernel_source
-from offload.ptx.variants import TILE, kernel_ir
 from tests.corpus.staged import matmul
+from tests.ptx.variants import TILE, kernel_ir
 
 pytestmark = pytest.mark.ptx
 

@@ -18,9 +18,9 @@ from offload.ir.semantics import eval_op
 from offload.ir.types import I32
 from offload.opt.manager import run_pipeline
 from offload.options import CompileOptions
-from offload.ptx.backend import GPUBackend
-from offload.ptx.guard import GuardedKernel
+from offload.ptx.choice import KernelChoice
 from offload.ptx.intrinsics import NSW_FUNCTIONS, SIMULATOR_FUNCTIONS
+from offload.ptx.sim import SimBackend
 from tests.corpus.loops import attraction, correlate
 from tests.ptx.semantic import assert_matches_interpreter, to_host
 
@@ -61,8 +61,8 @@ CASES = {
 
 
 @pytest.fixture(scope="module")
-def backend() -> GPUBackend:
-    return GPUBackend(simulator=True)
+def backend() -> SimBackend:
+    return SimBackend()
 
 
 def _optimised(fn, rank) -> Function:
@@ -83,36 +83,34 @@ def test_32_bit_kernel_calling_the_stand_ins_matches_the_interpreter(backend, na
     caps = [{"taps": taps, "signal": signal, "px": px, "py": py, "pz": pz, "grid": grid}[c.name]
             for c in fn.captures]  # fmt: skip
     kernel, got = _run(backend, fn, shape, caps)
-    ran = _innermost_made(kernel)
-    assert ran.narrow.source.index_bits == 32 and ran._wide is None  # no 64-bit kernel
-    assert "nsw_add_i32(" in ran.narrow.source.source
+    ran = kernel.pick(shape, backend.prepare_captures(caps))
+    assert ran.source.index_bits == 32 and "wide64" not in _made(kernel)  # no 64-bit kernel
+    assert "nsw_add_i32(" in ran.source.source
     assert_matches_interpreter(got, fn, shape, caps)
 
 
-def _innermost_made(kernel):
-    """The last guarded kernel of the chain (unit-stride 32-bit, general 32-bit, 64-bit)
-    that a launch has needed."""
-    while isinstance(kernel._wide, GuardedKernel):
-        kernel = kernel._wide
-    return kernel
+def _made(kernel: KernelChoice) -> list[str]:
+    """The index variants made so far (unit-stride 32-bit, general 32-bit, 64-bit)."""
+    return [v.name for v in kernel.variants()]
 
 
 def test_contiguous_captures_run_the_unit_stride_kernel_and_views_the_general_one(backend):
     fn = _optimised(window, 2)
     kernel, got = _run(backend, fn, (4, 4), [np.ascontiguousarray(grid)])
-    assert kernel.narrow.source.unit_last and kernel._wide is None
+    assert kernel.leading().source.unit_last and _made(kernel) == ["unit32"]
     assert_matches_interpreter(got, fn, (4, 4), [np.ascontiguousarray(grid)])
     out = backend.allocate((4, 4), [np.dtype(np.float32)])
-    kernel.launch((4, 4), out, backend.prepare_captures([grid]))  # last-axis stride 2
-    assert isinstance(kernel._wide, GuardedKernel)
-    assert not kernel.wide.narrow.source.unit_last and kernel.wide._wide is None
+    caps = backend.prepare_captures([grid])  # last-axis stride 2
+    kernel.launch((4, 4), out, caps)
+    assert _made(kernel) == ["unit32", "narrow32"]
+    assert not kernel.pick((4, 4), caps).source.unit_last
     assert_matches_interpreter((to_host(out[0]),), fn, (4, 4), [grid])
 
 
 def test_users_int32_arithmetic_still_wraps_in_the_32_bit_kernel(backend):
     fn = _optimised(user_int32, 1)
     kernel, (got,) = _run(backend, fn, (4,), [base])
-    assert kernel._wide is None
+    assert "wide64" not in _made(kernel)
     with np.errstate(over="ignore"):
         want = np.array([base * np.int32(2) + np.int32(i) for i in range(4)], np.int32)
     np.testing.assert_array_equal(got, want)

@@ -8,7 +8,7 @@ import pytest
 
 from offload import driver
 from offload.options import CompileOptions
-from offload.ptx.backend import GPUBackend
+from offload.ptx.sim import SimBackend
 
 pytestmark = pytest.mark.sim
 
@@ -51,26 +51,27 @@ def _want(fn, shape, values):
 
 @pytest.fixture(scope="module")
 def backend():
-    return GPUBackend(simulator=True)
+    return SimBackend()
 
 
 def test_small_capture_runs_the_32_bit_kernel_with_the_same_values(backend):
     values = {"offset": np.int64(7)}
     kernel, out = _run(backend, shifted, (3, 4), values)
-    assert kernel.source.index_bits == 32 and kernel._wide is None
+    assert kernel.leading().source.index_bits == 32 and "wide64" not in _made(kernel)
     np.testing.assert_array_equal(out, _want(shifted, (3, 4), values))
 
 
 def test_capture_beyond_the_assumption_runs_the_64_bit_kernel(backend):
     values = {"offset": np.int64(2**40 + 3)}
     kernel, out = _run(backend, shifted, (3, 4), values)
-    assert kernel._wide is not None and kernel.wide.source.index_bits == 64
+    assert "wide64" in _made(kernel)
+    assert kernel.pick((3, 4), backend.prepare_captures([values["offset"]])).source.index_bits == 64
     np.testing.assert_array_equal(out, _want(shifted, (3, 4), values))
 
 
 def test_clamped_stencil_in_32_bits_matches_cpython(backend):
     kernel, out = _run(backend, clamp, (4, 5), {"img": img})
-    assert kernel._wide is None
+    assert "wide64" not in _made(kernel)
     np.testing.assert_array_equal(out, _want(clamp, (4, 5), {"img": img}))
 
 
@@ -78,3 +79,8 @@ def test_strided_view_is_read_through_int32_strides(backend):
     view = np.arange(60, dtype=np.float32).reshape(6, 10)[::-2, 1::2]  # negative row stride
     kernel, out = _run(backend, clamp, (3, 5), {"img": view})
     np.testing.assert_array_equal(out, _want(clamp, (3, 5), {"img": view}))
+
+
+def _made(kernel) -> list[str]:
+    """The index variants made so far."""
+    return [v.name for v in kernel.variants()]

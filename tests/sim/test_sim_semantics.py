@@ -7,7 +7,7 @@ import pytest
 
 from offload.ir.core import Function
 from offload.options import CompileOptions
-from offload.ptx.backend import GPUBackend
+from offload.ptx.sim import SimBackend
 from tests.corpus.valid import PROGRAMS, assert_results_match
 from tests.ptx.irfixtures import ALL, loop_sum_row
 from tests.ptx.semantic import (
@@ -21,8 +21,8 @@ pytestmark = pytest.mark.sim
 
 
 @pytest.fixture(scope="module")
-def backend() -> GPUBackend:
-    return GPUBackend(simulator=True)
+def backend() -> SimBackend:
+    return SimBackend()
 
 
 def test_backend_is_the_simulator(backend):

@@ -1,4 +1,4 @@
-"""Staged rank-1 kernels (lines of threads, ``offload.opt.stage``) under the simulator:
+"""Staged rank-1 kernels (lines of threads, ``offload.ptx.passes.stage``) under the simulator:
 shared-memory lines and windows, barriers, threads past the edge and the line loop give
 exactly what one CPU thread gives."""
 
@@ -12,8 +12,8 @@ from offload import driver
 from offload.ir.tile_ops import tile_of
 from offload.opt.manager import run_pipeline
 from offload.options import CompileOptions
-from offload.ptx.variants import SIM_LINE, kernel_ir
 from tests.corpus.staged_lines import CASES, LineCase, convolution
+from tests.ptx.variants import SIM_LINE, kernel_ir
 
 pytestmark = pytest.mark.sim
 

@@ -1,4 +1,4 @@
-"""Staged kernels (``offload.opt.stage``), register-blocked ones (``offload.opt.jam``) among
+"""Staged kernels (``ptx.passes.stage``), register-blocked ones (``ptx.passes.jam``) among
 them, under the simulator: shared-memory tiles, barriers, threads and copies past the edge
 and the tile loop give exactly what one CPU thread gives."""
 
@@ -12,8 +12,8 @@ from offload import driver
 from offload.ir.tile_ops import tile_of
 from offload.opt.manager import run_pipeline
 from offload.options import CompileOptions
-from offload.ptx.variants import SIM_BLOCKINGS, SIM_TILE, kernel_ir
 from tests.corpus.staged import CASES, StagedCase, matmul, pairwise_distance
+from tests.ptx.variants import SIM_BLOCKINGS, SIM_TILE, kernel_ir
 
 pytestmark = pytest.mark.sim
 

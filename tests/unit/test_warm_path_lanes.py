@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 import offload as ol
-from offload import api, driver
+from offload import driver, targets
 from offload.config import config
 from offload.diagnostics import OffloadError
 from offload.ir.interp import compute as interpret
@@ -66,6 +66,15 @@ class InterpBackend:
 
     def prepare_captures(self, captures):
         return list(captures)
+
+    def pinned_captures(self, values):
+        return {}
+
+    def launcher(self, fn, kernel, values, general):
+        return None
+
+    def explain(self, fn, options, shape):
+        return ""
 
 
 @pytest.fixture
@@ -356,7 +365,7 @@ def api_on_interp(monkeypatch):
     """compute_g routed to an interpreter backend: the API's backend factory replaced and a
     config field assigned, which must make the API resolve its backend again."""
     be = InterpBackend()
-    monkeypatch.setattr(api, "_backend", lambda name: be)
+    monkeypatch.setattr(targets, "backend_named", lambda name: be)
     saved = config.memory
     config.memory = "device" if saved == "unified" else "unified"
     yield be
