@@ -3,7 +3,7 @@ times of compute_s and compute_p for benchmarks whose compute_p run 10 found no 
 compute_s (smvm, 7pt-stencil), and a control (blackscholes), under numba's threading layer
 and several thread counts.
 
-    python -m benchmarks.probe_cpu
+    python -m benchmarks.lab.probe_cpu
 """
 
 from __future__ import annotations

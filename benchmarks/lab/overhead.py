@@ -17,7 +17,7 @@ time / calls; at small sizes that is the launch rate), repeated; medians and spr
 reported, plus host-side time per call. Then: cold compile (source -> PTX -> loaded
 kernel), PTX load alone, and a fresh process hitting the disk cache, per kernel.
 
-    python benchmarks/overhead.py [--json PATH]
+    python benchmarks/lab/overhead.py [--json PATH]
 """
 
 from __future__ import annotations
@@ -298,5 +298,6 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    # Run as a script: put the repository root (two levels above benchmarks/lab/) first.
+    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
     main()

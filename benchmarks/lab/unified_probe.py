@@ -1,4 +1,4 @@
-"""What unified mode's per-call prefetch costs: ``python3 -m benchmarks.unified_probe`` (GPU).
+"""What unified mode's per-call prefetch costs: ``python3 -m benchmarks.lab.unified_probe`` (GPU).
 
 For managed buffers of several sizes, each already resident on the device:
 

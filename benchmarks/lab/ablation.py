@@ -1,6 +1,6 @@
 """Optimiser ablation: each pass of the default pipeline switched off in turn, all in one run.
 
-    python -m benchmarks.ablation [--size quick|paper] [--repeat N] [--out DIR]
+    python -m benchmarks.lab.ablation [--size quick|paper] [--repeat N] [--out DIR]
 
 For blackscholes, treesearch, 2d-convolution through a linear index (suite/conv2d_linear.py,
 the paper's §4.3 shape) and backprojection, and for every variant -- the default pipeline,
@@ -324,7 +324,7 @@ def short_table(results: dict[str, Any]) -> str:
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p = argparse.ArgumentParser(
-        prog="python -m benchmarks.ablation", description=__doc__.split("\n")[0]
+        prog="python -m benchmarks.lab.ablation", description=__doc__.split("\n")[0]
     )
     p.add_argument("--size", choices=("tiny", "quick", "paper"), default="quick")
     p.add_argument("--repeat", type=int, default=5, help="timed repetitions per variant")

@@ -1,6 +1,6 @@
 """volume-rendering written as two element functions per iteration (colour, then the next
 ray lengths: two launches) against the suite's one function with two results (one launch),
-in one process: ``python -m benchmarks.probe_volrender [--two] RUNNER-ARGS``.
+in one process: ``python -m benchmarks.lab.probe_volrender [--two] RUNNER-ARGS``.
 
 ``--two`` swaps the benchmark's ``bind`` for the two-function version (the suite's before
 run 9) and then runs ``benchmarks.runner`` with the remaining arguments."""

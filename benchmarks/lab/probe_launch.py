@@ -3,9 +3,9 @@ the GPU machine): where the microseconds over the raw driver launch go.
 
 Each part runs in batches of ``BATCH`` calls (the stream synchronised between batches, so
 the launch queue never fills); the median host time per call over ``REPEATS`` batches is
-printed, in microseconds. ``benchmarks/overhead.py`` measures the whole calls by CUDA events.
+printed, in microseconds. ``benchmarks/lab/overhead.py`` measures the whole calls by CUDA events.
 
-    python -m benchmarks.probe_launch
+    python -m benchmarks.lab.probe_launch
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ kernel IR, which names the blocking). Kernel time only: device mode, inputs resi
 the product's dot kernel alone (``Bt`` made once, outside the timing). Every result is
 checked against NumPy first.
 
-    python -m benchmarks.blocking [--n 2048] [--repeat 15] [--json PATH]
+    python -m benchmarks.lab.blocking [--n 2048] [--repeat 15] [--json PATH]
 """
 
 from __future__ import annotations

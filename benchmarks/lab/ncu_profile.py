@@ -1,9 +1,9 @@
 """Nsight Compute profiling of the suite's compute_g kernels (issue #5: why targets are missed).
 
-    python -m benchmarks.profile drive NAME [--size paper] [--target g|gd] [--peers]
-    python -m benchmarks.profile kernels NAME [--peers]       # the ncu --kernel-name filter
-    python -m benchmarks.profile metrics [--available FILE]   # the ncu --metrics list
-    python -m benchmarks.profile summarize NAME.csv... [--out FILE.md]
+    python -m benchmarks.lab.ncu_profile drive NAME [--size paper] [--target g|gd] [--peers]
+    python -m benchmarks.lab.ncu_profile kernels NAME [--peers]       # the ncu --kernel-name filter
+    python -m benchmarks.lab.ncu_profile metrics [--available FILE]   # the ncu --metrics list
+    python -m benchmarks.lab.ncu_profile summarize NAME.csv... [--out FILE.md]
 
 ``drive`` runs one benchmark once to compile (warm) and once more between
 cudaProfilerStart/Stop, so ``ncu --profile-from-start off`` sees only warm launches. The
@@ -323,7 +323,7 @@ def _known(name: str) -> str:
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     """The four subcommands; an unknown benchmark name is a usage error (exit 2)."""
-    ap = argparse.ArgumentParser(prog="python -m benchmarks.profile", description=__doc__,
+    ap = argparse.ArgumentParser(prog="python -m benchmarks.lab.ncu_profile", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
     sub = ap.add_subparsers(dest="cmd", required=True)
     dr = sub.add_parser("drive", help="warm run, then one run between cudaProfilerStart/Stop")

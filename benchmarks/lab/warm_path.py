@@ -6,7 +6,7 @@ NumPy's allocator is out of the picture -- and what is timed is exactly what
 ``offload/api.py`` and ``offload/driver.py`` do between the user's call and the kernel
 launch: backend and options lookup, the dispatch-table entry, re-reading the captures, the
 type check of the cached specialisation, ``dtype=``/``out=`` handling, the launch call.
-(``benchmarks/overhead.py`` measures the same call on the GPU, with the real backend.)
+(``benchmarks/lab/overhead.py`` measures the same call on the GPU, with the real backend.)
 
 Cases (``n = 1024``, float32 arrays):
 
@@ -23,7 +23,7 @@ Cases (``n = 1024``, float32 arrays):
 Each case is timed as ``REPEATS`` batches of ``CALLS`` calls; the median and the spread
 (min, quartiles, max) of the per-call time in microseconds are printed.
 
-    python benchmarks/warm_path.py [--calls 10000] [--repeats 20] [--profile] [--json PATH]
+    python benchmarks/lab/warm_path.py [--calls 10000] [--repeats 20] [--profile] [--json PATH]
 """
 
 from __future__ import annotations
@@ -36,9 +36,9 @@ if (
     and sys.path
     and sys.path[0] == os.path.dirname(os.path.abspath(__file__))
 ):
-    # Run as a script, this directory comes first on the path, and its profile.py would
-    # shadow the standard library's (which cProfile imports): use the repository root.
-    sys.path[0] = os.path.dirname(sys.path[0])
+    # Run as a script, this directory (benchmarks/lab/) comes first on the path: use the
+    # repository root instead, so that ``offload`` and ``benchmarks`` import from the checkout.
+    sys.path[0] = os.path.dirname(os.path.dirname(sys.path[0]))
 
 import argparse
 import cProfile

@@ -6,7 +6,7 @@ Run 7 (H100) found that a colour call whose captured ``lengths`` is a compute_g 
 costs ~24 us where the same call over the input array costs ~12-14 us; the benchmark's
 iteration (58 us) is mostly that.
 
-    python -m benchmarks.probe_calls
+    python -m benchmarks.lab.probe_calls
 """
 
 from __future__ import annotations
