@@ -13,6 +13,6 @@ python3 -c "import sys, numpy, numba, cupy; from numba.cuda.cudadrv import nvvm;
 status=0
 timeout 300 python3 -m pytest -q -W error -p no:cacheprovider -n 4 --dist loadfile -m gpu tests/gpu \
   2>&1 | tee "$OUT/pytest-gpu.txt" | tail -25 || status=1
-timeout 150 python3 benchmarks/overhead.py --json "$OUT/overhead.json" 2>&1 | tee "$OUT/overhead.txt" || status=1
+timeout 150 python3 benchmarks/lab/overhead.py --json "$OUT/overhead.json" 2>&1 | tee "$OUT/overhead.txt" || status=1
 echo "gpu-check: exit status $status (outputs in $OUT)"
 exit $status

@@ -5,7 +5,7 @@
 #   check     the gpu + ptx test lanes and the launch-overhead / compile-time benchmark
 #   A B C D   paper-size benchmark groups (compute_g + GPU peers), see benchmarks/gpu-bench.sh
 #   study     the 2D-convolution study (paper Table 3)
-#   blocking  matrix-mult's kernel under each register blocking (benchmarks/blocking.py)
+#   blocking  matrix-mult's kernel under each register blocking (benchmarks/lab/blocking.py)
 #   ablation  every optimiser pass on/off on the paper's kernels (kernel time + PTX counts)
 #   quick     the whole suite at quick size on compute_g + peers (a fast smoke run)
 #   cpu       the host's CPU cores: compute_s and compute_p at paper size, one iteration
@@ -38,10 +38,10 @@ for arg in "$@"; do
       OUT="$RUN" timeout "$limit" bash benchmarks/gpu-bench.sh study > "$RUN/study.log" 2>&1 || status=1
       summary+=("$(tail -n 15 "$RUN/study.log")") ;;
     blocking)
-      timeout "$limit" python3 -m benchmarks.blocking --repeat 15 --json "$RUN/blocking.json" > "$RUN/blocking.log" 2>&1 || status=1
+      timeout "$limit" python3 -m benchmarks.lab.blocking --repeat 15 --json "$RUN/blocking.json" > "$RUN/blocking.log" 2>&1 || status=1
       summary+=("$(tail -n 12 "$RUN/blocking.log")") ;;
     ablation)
-      timeout "$limit" python3 -m benchmarks.ablation --size paper --repeat 5 --out "$RUN/ablation" > "$RUN/ablation.log" 2>&1 || status=1
+      timeout "$limit" python3 -m benchmarks.lab.ablation --size paper --repeat 5 --out "$RUN/ablation" > "$RUN/ablation.log" 2>&1 || status=1
       summary+=("$(tail -n 45 "$RUN/ablation.log")") ;;
     cpu)
       light="blackscholes 2d-convolution 7pt-stencil backprojection treesearch volume-rendering dotp mandelbrot smvm nbody-accelerate"

@@ -7,7 +7,7 @@ flat source at ``yy * w + xx``. The centre tap is then ``(t // w) * w + t % w``,
 trip that the ``divmod`` pass (index simplification) exists to remove.
 
 Same inputs, reference, validation, FLOPs and bytes as conv2d.py (images are flattened).
-Registered only by benchmarks/ablation.py, not in the suite's ``ALL``.
+Registered only by benchmarks/lab/ablation.py, not in the suite's ``ALL``.
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ round trip (linear -> (i, j, k) -> linear) lose 64-bit divisions; with extents f
 the division left is unsigned.
 
 Each kernel is compiled with the default pipeline and with the pass switched off; the counts
-come from ``benchmarks.ablation.ptx_counts`` (the ablation benchmark's own counter). The
+come from ``benchmarks.lab.ablation.ptx_counts`` (the ablation benchmark's own counter). The
 optimised and unoptimised IR also give the same results under the IR interpreter.
 Counting caveat: NVVM unrolls the grid-stride loop of a straight-line body (about 4 copies
 plus an unsigned trip-count division), so branches are compared as *float-predicated*
@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from benchmarks.ablation import ptx_counts
+from benchmarks.lab.ablation import ptx_counts
 from offload.driver import check_and_lower
 from offload.frontend.lower import fetch_captures
 from offload.ir.core import Function

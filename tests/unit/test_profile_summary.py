@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from benchmarks import profile
-from benchmarks.profile import (
+from benchmarks.lab.ncu_profile import (
     METRIC_NAMES,
     available_metrics,
     bandwidth_gbs,
