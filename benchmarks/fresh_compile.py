@@ -52,11 +52,11 @@ def measure(name: str, size: str, key: str, iters: int | None) -> dict[str, floa
         bound = bench.bind(target.resident(inputs))
         first, _ = time_once(lambda: bound.run(compute), True)
         second, _ = time_once(lambda: bound.run(compute), True)
-        from offload.api import _GPU
         from offload.config import config
+        from offload.targets import GPU
 
         # the target's backend (its memory mode is the configured one, inside ``with``)
-        stats = _GPU.resolve(config.compile_options()).cache.stats  # type: ignore[attr-defined]
+        stats = GPU.resolve(config.compile_options()).cache.stats  # type: ignore[attr-defined]
     return {
         "first_call_s": first,
         "second_call_s": second,

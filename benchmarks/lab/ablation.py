@@ -116,10 +116,14 @@ class Variant:
 
 
 def variants() -> list[Variant]:
-    """default, each pass of the default pipeline off in turn, and no passes at all."""
-    from offload.opt.manager import DEFAULT_PIPELINE, parse_pipeline
+    """default, each pass of the default pipeline and each GPU kernel pass off in turn,
+    and no passes of the default pipeline at all."""
+    from offload.opt.manager import parse_pipeline
+    from offload.opt.registry import COMMON, DEFAULT_PIPELINE
+    from offload.ptx.passes import GPU
 
-    passes = dict.fromkeys(parse_pipeline(DEFAULT_PIPELINE))
+    common = [s.name for s in parse_pipeline(DEFAULT_PIPELINE) if hasattr(s, "name")]
+    passes = dict.fromkeys([*common, *(name for name in GPU if name not in COMMON)])
     return [
         Variant("default", None),
         *(Variant(f"-{p}", None, frozenset({p})) for p in passes),

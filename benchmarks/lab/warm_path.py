@@ -53,7 +53,7 @@ from typing import Any
 import numpy as np
 
 import offload as ol
-from offload import api, driver
+from offload import driver, targets
 from offload.ir.core import Function
 from offload.options import CompileOptions
 
@@ -157,7 +157,7 @@ def cases() -> dict[str, Callable[[], object]]:
 def _install_null_backend() -> None:
     """Route ``compute_g`` to ``NULL``: replace the API's backend factory, then assign a
     config field so that anything cached from the old configuration is dropped."""
-    api._backend = lambda name: NULL  # type: ignore[assignment]
+    targets.backend_named = lambda name: NULL  # type: ignore[assignment]
     ol.config.memory = "device"
 
 

@@ -2,7 +2,7 @@
 
 Unified mode prefetches a managed array to the GPU before a kernel reads it. Prefetching
 pages that are already on the GPU is not free: the driver walks them, ~1.3 us of host time
-per MiB on the H100 (``benchmarks/unified_probe.py``: 84 us for 64 MiB, 320 us for
+per MiB on the H100 (``benchmarks/lab/unified_probe.py``: 84 us for 64 MiB, 320 us for
 256 MiB), which doubled the time of a ping-pong stencil step. Skipping the prefetch when
 the host *has* touched the pages is worse: the kernel then migrates them by demand faults,
 ~7x slower than a prefetch.

@@ -6,7 +6,7 @@ runs the rest: entering ``U`` with some arguments computes what entering ``H`` w
 does. A blocked, staged kernel wants the rolled loop: its shared-memory chunk then covers
 ``tile`` iterations rather than ``tile * factor``, so the slots of ``f0 + f1`` copies fit in
 a block's shared memory at larger blocking factors (8 x 8 instead of 4 x 4; matrix-mult
-872 us against 1206 us on an H200, ``benchmarks/blocking.py``).
+872 us against 1206 us on an H200, ``benchmarks/lab/blocking.py``).
 
 The certificate is ``U``'s loop test, which ``unroll`` marks ``{unrolled = factor}``; the
 pass also checks the shape: the test is in ``U``'s header, which leaves to ``H`` passing its
