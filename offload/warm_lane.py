@@ -122,8 +122,7 @@ def launcher(backend: Backend, compiled: Compiled, values: Sequence[Any]) -> Lau
     def general(shape: tuple[int, ...], outs: Sequence[Any], values: Sequence[Any]) -> None:
         kernel.launch(shape, outs, prepare(values))
 
-    fuse = getattr(backend, "fused_launcher", None)
-    made: Launch = (fuse(compiled.ir, kernel, values, general) if fuse else None) or general
+    made: Launch = backend.launcher(compiled.ir, kernel, values, general) or general
     if len(compiled.launchers) < 16:
         compiled.launchers[key] = made
     return made

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from offload import driver
-from offload.ptx.guard import OFFSET_LIMIT, GuardedKernel, make_guard
+from offload.ptx.guard import OFFSET_LIMIT, make_guard
 from offload.ptx.passes.narrow import NARROW_LIMIT
 
 pytestmark = pytest.mark.unit
@@ -97,27 +97,3 @@ def test_captured_integer_scalars_must_lie_in_the_assumed_range(fits, names, val
 
 def test_offsets_are_checked_against_2_31():
     assert OFFSET_LIMIT == 2**31 and 2 * NARROW_LIMIT <= OFFSET_LIMIT
-
-
-class _Fake:
-    def __init__(self, label, log):
-        self.label, self.log, self.ptx = label, log, f"ptx of {label}"
-
-    def launch(self, shape, outs, captures):
-        self.log.append((self.label, shape))
-
-
-def test_guarded_kernel_runs_the_32_bit_kernel_and_makes_the_64_bit_one_on_first_need():
-    log = []
-    made = []
-
-    def make_wide():
-        made.append(1)
-        return _Fake("wide", log)
-
-    k = GuardedKernel(_Fake("narrow", log), lambda shape, caps: shape[0] < 10, make_wide)
-    k.launch((3,), [], [])
-    assert made == [] and k.ptx == "ptx of narrow"
-    k.launch((30,), [], [])
-    k.launch((40,), [], [])
-    assert log == [("narrow", (3,)), ("wide", (30,)), ("wide", (40,))] and made == [1]

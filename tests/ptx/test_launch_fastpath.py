@@ -22,7 +22,6 @@ from offload import driver
 from offload.diagnostics import OffloadError
 from offload.ptx.args import param_ctype
 from offload.ptx.backend import GPUBackend
-from offload.ptx.guard import GuardedKernel
 from offload.ptx.kernel_source import ParamKind
 from offload.runtime import gpu
 from offload.runtime.residency import HOST_PAGES
@@ -182,28 +181,21 @@ def _param_name(p: Any, caps: list[str]) -> str:
 
 def _backend(mode: str, state: dict[str, Any], tmp_path: Any) -> GPUBackend:
     be = GPUBackend(mode=mode, cache_dir=tmp_path)
-    real_compile = be.compile
+    real_kernel = be._kernel
 
-    def register(k: Any) -> Any:
-        """Record ``k``'s parameters by its function pointer; a guarded kernel's own
-        kernel now and the ones behind its guard when a launch first makes them."""
-        if isinstance(k, GuardedKernel):
-            register(k.narrow)
-            make = k._make_wide
-            k._make_wide = lambda: register(make())
-            return k
+    def register(fn: Any, options: Any, index: Any) -> Any:
+        """Load a variant's kernel and record its parameters by its function pointer (each
+        variant as a launch first makes it)."""
+        k = real_kernel(fn, options, index)
         caps = k.capture_names
         names = [_param_name(p, caps) for p in k.source.params]
-        state["kernels"][k._fn_ptr] = (
+        state["kernels"][k.fn_ptr] = (
             names,
             [param_ctype(p.kind, p.dtype, k.source.index_dtype) for p in k.source.params],
         )
         return k
 
-    def compile_and_register(fn: Any, options: Any) -> Any:
-        return register(real_compile(fn, options))
-
-    be.compile = compile_and_register  # type: ignore[method-assign]
+    be._kernel = register  # type: ignore[method-assign]
     return be
 
 

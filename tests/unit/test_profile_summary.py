@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks import profile
+from benchmarks.lab import ncu_profile as profile
 from benchmarks.lab.ncu_profile import (
     METRIC_NAMES,
     available_metrics,
