@@ -101,11 +101,12 @@ def launch_overhead(n: int) -> dict[str, Any]:
     def offload_call() -> None:
         kernel.launch(shape, [out], be.prepare_captures(caps))
 
-    cfg = kernel.config(shape)
     views = be.prepare_captures(caps)
-    kernel._args.fill(shape, [out], views)
+    lead = kernel.pick(shape, views)
+    cfg = lead.config(shape)
+    lead.args.fill(shape, [out], views)
     (gx, gy, gz), (bx, by, bz) = cfg.grid, cfg.block
-    params, fptr = kernel._args.address, kernel._fn_ptr
+    params, fptr = lead.args.address, lead.fn_ptr
     stream_ptr = cp.cuda.get_current_stream().ptr
     launch = cp.cuda.driver.launchKernel
 

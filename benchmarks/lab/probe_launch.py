@@ -55,17 +55,17 @@ def main() -> None:
     ol.compute_g(N, element, out=out)
     memo = LANES[id(element.__code__)]
     backend: Any = memo.backend
-    guarded: Any = memo.kernel
-    kernel = guarded.narrow
+    choice: Any = memo.kernel
+    kernel = choice.first.kernel
     values = memo.read(element)
     assert values is not None
     caps = backend.prepare_captures(values)
     shape = (N,)
     stream = cp.cuda.get_current_stream()
-    args = kernel._args
+    args = kernel.args
     args.fill(shape, [out], caps)
-    gx, gy, gz, bx, by, bz = kernel._dims[shape]
-    fptr, params, sptr = kernel._fn_ptr, args.address, stream.ptr
+    gx, gy, gz, bx, by, bz = kernel.dims[shape]
+    fptr, params, sptr = kernel.fn_ptr, args.address, stream.ptr
     launch = cp.cuda.driver.launchKernel
     pool = backend.pool()
     f32 = np.dtype(np.float32)
@@ -82,9 +82,9 @@ def main() -> None:
         ("raw launchKernel", lambda: launch(fptr, gx, gy, gz, bx, by, bz, 0, sptr, params, 0)),
         ("get_current_stream", cp.cuda.get_current_stream),
         ("args.fill", lambda: args.fill(shape, [out], caps)),
-        ("guard fits", lambda: guarded.fits(shape, caps)),
+        ("guard fits", lambda: choice.first.guard(shape, caps)),
         ("GPUKernel.launch", lambda: kernel.launch(shape, [out], caps)),
-        ("GuardedKernel.launch", lambda: guarded.launch(shape, [out], caps)),
+        ("KernelChoice.launch", lambda: choice.launch(shape, [out], caps)),
         ("prepare_captures", lambda: backend.prepare_captures(values)),
         ("memo.read", lambda: memo.read(element)),
         ("backend.writable(out)", lambda: backend.writable(out)),

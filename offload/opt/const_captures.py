@@ -17,10 +17,9 @@ from dataclasses import dataclass
 from offload.ir.core import Function, Op, Value
 from offload.ir.ops import Opcode
 from offload.ir.types import ScalarType
-from offload.opt.clone import clone_function
+from offload.opt.base import FunctionPass
 from offload.opt.rewrite import python_scalar
 from offload.opt.util import const_value, definitions
-from offload.options import CompileOptions
 
 
 def _folded(op: Op, fn: Function, defs: dict[Value, Op]) -> object | None:
@@ -47,19 +46,14 @@ def _folded(op: Op, fn: Function, defs: dict[Value, Op]) -> object | None:
 
 
 @dataclass(frozen=True)
-class ConstantCaptures:
+class ConstantCaptures(FunctionPass):
     """Fold shapes and constant-index loads of the captures ``Capture.value`` holds."""
 
     name = "consts"
 
-    @classmethod
-    def from_options(cls, options: CompileOptions) -> ConstantCaptures:
-        return cls()
-
-    def run(self, fn: Function) -> Function:
+    def rewrite(self, fn: Function) -> Function:
         if all(c.value is None for c in fn.captures):
             return fn
-        fn = clone_function(fn)
         defs = definitions(fn)
         for op in fn.ops():
             held = _folded(op, fn, defs)

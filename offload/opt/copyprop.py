@@ -12,9 +12,8 @@ from dataclasses import dataclass
 from offload.ir.cfg import predecessors
 from offload.ir.core import Function, Value
 from offload.ir.ops import Opcode
-from offload.opt.clone import clone_function
+from offload.opt.base import FunctionPass
 from offload.opt.util import drop_block_args, edge_args, remove_unreachable, replace_uses
-from offload.options import CompileOptions
 
 
 def _trivial_args(fn: Function) -> bool:
@@ -58,17 +57,12 @@ def _trivial_ops(fn: Function) -> bool:
 
 
 @dataclass(frozen=True)
-class CopyPropagation:
+class CopyPropagation(FunctionPass):
     """Replace trivial block arguments, equal-armed selects and no-op casts by their value."""
 
     name = "copyprop"
 
-    @classmethod
-    def from_options(cls, options: CompileOptions) -> CopyPropagation:
-        return cls()
-
-    def run(self, fn: Function) -> Function:
-        fn = clone_function(fn)
+    def rewrite(self, fn: Function) -> Function:
         remove_unreachable(fn)
         while _trivial_args(fn) or _trivial_ops(fn):
             pass

@@ -16,9 +16,8 @@ from offload.ir.cfg import dominator_tree
 from offload.ir.core import Block, Function, Op, Value
 from offload.ir.ops import commutes
 from offload.ir.types import ScalarType
-from offload.opt.clone import clone_function
+from offload.opt.base import FunctionPass
 from offload.opt.util import remove_unreachable, replace_uses, resolve
-from offload.options import CompileOptions
 
 
 def _attr_key(value: Any) -> Any:
@@ -42,17 +41,12 @@ def op_key(op: Op, number: dict[Value, int]) -> tuple[Any, ...]:
 
 
 @dataclass(frozen=True)
-class CommonSubexpressions:
+class CommonSubexpressions(FunctionPass):
     """Dominator-based value numbering: reuse the dominating copy of an equal op."""
 
     name = "cse"
 
-    @classmethod
-    def from_options(cls, options: CompileOptions) -> CommonSubexpressions:
-        return cls()
-
-    def run(self, fn: Function) -> Function:
-        fn = clone_function(fn)
+    def rewrite(self, fn: Function) -> Function:
         remove_unreachable(fn)
         children = dominator_tree(fn)
         number: dict[Value, int] = {}

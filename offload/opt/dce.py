@@ -11,9 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from offload.ir.core import Branch, Function, Jump, Return, Value
-from offload.opt.clone import clone_function
+from offload.opt.base import FunctionPass
 from offload.opt.util import definitions, drop_block_args, remove_unreachable
-from offload.options import CompileOptions
 
 
 def live_values(fn: Function) -> set[Value]:
@@ -49,17 +48,12 @@ def live_values(fn: Function) -> set[Value]:
 
 
 @dataclass(frozen=True)
-class DeadCodeElimination:
+class DeadCodeElimination(FunctionPass):
     """Remove unreachable blocks, unused ops and unused block arguments."""
 
     name = "dce"
 
-    @classmethod
-    def from_options(cls, options: CompileOptions) -> DeadCodeElimination:
-        return cls()
-
-    def run(self, fn: Function) -> Function:
-        fn = clone_function(fn)
+    def rewrite(self, fn: Function) -> Function:
         remove_unreachable(fn)
         live = live_values(fn)
         for block in fn.blocks:

@@ -22,10 +22,9 @@ from offload.analysis.ranges import type_range
 from offload.ir.core import Function, Op, Value
 from offload.ir.ops import COMPARE, Opcode
 from offload.ir.types import BOOL, ScalarType
-from offload.opt.clone import clone_function
+from offload.opt.base import FunctionPass
 from offload.opt.poly import Expander, Poly, divide_monomial, poly_range, single_monomial
 from offload.opt.rewrite import FactRewriter, Rewriter, Rule
-from offload.options import CompileOptions
 
 _FLOOR = {Opcode.FLOORDIV: Opcode.FLOORMOD, Opcode.DIV: Opcode.REM}
 _MOD_OF = {Opcode.FLOORMOD: Opcode.FLOORDIV, Opcode.REM: Opcode.DIV}
@@ -373,17 +372,12 @@ matches ``recombine`` (which removes both divisions), so it must not come first.
 
 
 @dataclass(frozen=True)
-class DivModSimplification:
+class DivModSimplification(FunctionPass):
     """Simplify integer division, modulo and index round trips using range facts."""
 
     name = "divmod"
 
-    @classmethod
-    def from_options(cls, options: CompileOptions) -> DivModSimplification:
-        return cls()
-
-    def run(self, fn: Function) -> Function:
-        fn = clone_function(fn)
+    def rewrite(self, fn: Function) -> Function:
         _rewrite(fn, RULES, rounds=4)
         if _rewrite(fn, RULES + LATE_RULES, rounds=1):
             _rewrite(fn, RULES, rounds=4)

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from offload.ir.core import Function, Op, Value
 from offload.ir.ops import Opcode
 from offload.ir.types import ScalarType
-from offload.opt.clone import clone_function
+from offload.opt.base import FunctionPass
 from offload.opt.rewrite import Rewriter, Rule
 from offload.options import CompileOptions
 
@@ -281,7 +281,7 @@ RULES: tuple[Rule, ...] = (
 
 
 @dataclass(frozen=True)
-class ConstantFolding:
+class ConstantFolding(FunctionPass):
     """Fold ops over constants and apply the algebraic ``RULES`` until nothing changes."""
 
     name = "fold"
@@ -292,8 +292,7 @@ class ConstantFolding:
     def from_options(cls, options: CompileOptions) -> ConstantFolding:
         return cls(fastmath=options.fastmath)
 
-    def run(self, fn: Function) -> Function:
-        fn = clone_function(fn)
+    def rewrite(self, fn: Function) -> Function:
         for _ in range(8):
             if not Rewriter(fn, RULES, self.fastmath).run():
                 break

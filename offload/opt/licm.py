@@ -19,9 +19,8 @@ from offload.ir.cfg import predecessors, reverse_postorder
 from offload.ir.core import Block, Branch, Function, Jump, Op, Value
 from offload.ir.ops import COMPARE, MAY_FAULT
 from offload.ir.types import ScalarType
-from offload.opt.clone import clone_function
+from offload.opt.base import FunctionPass
 from offload.opt.util import Loop, def_blocks, edge_args, natural_loops, remove_unreachable
-from offload.options import CompileOptions
 
 
 def _preheader(fn: Function, loop: Loop) -> Block | None:
@@ -113,17 +112,12 @@ def _hoist(fn: Function, loop: Loop) -> bool:
 
 
 @dataclass(frozen=True)
-class LoopInvariantCodeMotion:
+class LoopInvariantCodeMotion(FunctionPass):
     """Hoist loop-invariant ops into preheaders (loads only where surely executed)."""
 
     name = "licm"
 
-    @classmethod
-    def from_options(cls, options: CompileOptions) -> LoopInvariantCodeMotion:
-        return cls()
-
-    def run(self, fn: Function) -> Function:
-        fn = clone_function(fn)
+    def rewrite(self, fn: Function) -> Function:
         remove_unreachable(fn)
         headers = [lp.header for lp in natural_loops(fn)]
         for header in headers:

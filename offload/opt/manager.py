@@ -15,8 +15,9 @@ hands every result to a trace (``print_after``, ``ol.explain``). Grammar::
 A pass may define ``applied(fn) -> bool`` (did its result change what it promises: a tile
 staged, a function blocked) and a classmethod ``enabled(options) -> bool`` (e.g. not with
 bounds checks). ``first(a,b | c)`` runs ``a,b`` and keeps its result where every pass of it
-that has ``applied`` says so, else tries ``c``, else leaves the function as it was; an
-alternative that names a disabled pass is not tried. Only the alternative kept is traced.
+that has ``applied`` says so, else tries ``c``, else leaves the function as it was. A
+disabled pass is left out of an alternative, unless it has ``applied``: then the
+alternative is not tried (it could not apply). Only the alternative kept is traced.
 """
 
 from __future__ import annotations
@@ -197,6 +198,11 @@ def make_pass(
     return made
 
 
+def _required(step: Step, registry: Registry) -> bool:
+    """Whether ``step``'s pass has an ``applied`` test: an alternative without it is moot."""
+    return hasattr(registry[step.name], "applied")
+
+
 def _skipped(step: Step, registry: Registry, options: CompileOptions) -> bool:
     if step.name in options.disabled_passes:
         return True
@@ -261,7 +267,8 @@ class _Runner:
 
     def first(self, fn: Function, item: First) -> Function:
         for alt in item.alternatives:
-            if any(_skipped(s, self.registry, self.options) for s in _steps(alt)):
+            if any(_required(s, self.registry) and _skipped(s, self.registry, self.options)
+                   for s in _steps(alt)):  # fmt: skip
                 continue
             tried = _Runner(self.registry, self.options, self.overrides, [])
             out, applied = tried.run(fn, alt)

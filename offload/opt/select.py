@@ -28,7 +28,7 @@ from offload.ir.cfg import predecessors
 from offload.ir.core import Block, Branch, Function, Jump, Op, Value
 from offload.ir.ops import MAY_FAULT, Opcode
 from offload.ir.types import ArrayType
-from offload.opt.clone import clone_function
+from offload.opt.base import FunctionPass
 from offload.opt.cse import op_key
 from offload.opt.util import merge_chains, remove_unreachable, resolve
 from offload.options import CompileOptions
@@ -262,7 +262,7 @@ def _merge_one(fn: Function, threshold: int) -> bool:
 
 
 @dataclass(frozen=True)
-class BranchToSelect:
+class BranchToSelect(FunctionPass):
     """Merge small side-effect-free diamonds and triangles into selects (paper §4.2)."""
 
     name = "select"
@@ -273,8 +273,7 @@ class BranchToSelect:
     def from_options(cls, options: CompileOptions) -> BranchToSelect:
         return cls(threshold=options.select_threshold)
 
-    def run(self, fn: Function) -> Function:
-        fn = clone_function(fn)
+    def rewrite(self, fn: Function) -> Function:
         remove_unreachable(fn)
         while _merge_one(fn, self.threshold):
             pass

@@ -16,9 +16,8 @@ from offload.ir.cfg import predecessors
 from offload.ir.core import Block, Branch, Function, Jump, Op, Value
 from offload.ir.ops import Opcode
 from offload.ir.types import ArrayType
-from offload.opt.clone import clone_function
+from offload.opt.base import FunctionPass
 from offload.opt.util import definitions, merge_chains, remove_unreachable
-from offload.options import CompileOptions
 
 
 def fold_branches(fn: Function) -> bool:
@@ -119,16 +118,11 @@ def simplify(fn: Function) -> None:
 
 
 @dataclass(frozen=True)
-class SimplifyCFG:
+class SimplifyCFG(FunctionPass):
     """Fold constant branches, bypass forwarding blocks, merge straight-line chains."""
 
     name = "simplifycfg"
 
-    @classmethod
-    def from_options(cls, options: CompileOptions) -> SimplifyCFG:
-        return cls()
-
-    def run(self, fn: Function) -> Function:
-        fn = clone_function(fn)
+    def rewrite(self, fn: Function) -> Function:
         simplify(fn)
         return fn

@@ -30,10 +30,9 @@ from offload.ir.cfg import predecessors
 from offload.ir.core import Block, Branch, Function, Jump, Op, Value
 from offload.ir.ops import Opcode
 from offload.ir.types import BOOL, ScalarType
-from offload.opt.clone import clone_function
+from offload.opt.base import FunctionPass
 from offload.opt.counted import CountedLoop, enter_before, match_counted
 from offload.opt.util import Loop, const_value, definitions, edge_args, natural_loops
-from offload.options import CompileOptions
 
 
 def _match(fn: Function, loop: Loop, max_ops: int) -> CountedLoop | None:
@@ -187,7 +186,7 @@ def _unroll(fn: Function, loop: CountedLoop, factor: int) -> bool:
 
 
 @dataclass(frozen=True)
-class Unroll:
+class Unroll(FunctionPass):
     """Runtime-unroll counted two-block inner loops ``factor`` times (bit-exact)."""
 
     name = "unroll"
@@ -196,12 +195,7 @@ class Unroll:
     max_body_ops: int = 60
     """Loops whose header and body hold more ops are left alone (code size)."""
 
-    @classmethod
-    def from_options(cls, options: CompileOptions) -> Unroll:
-        return cls()
-
-    def run(self, fn: Function) -> Function:
-        fn = clone_function(fn)
+    def rewrite(self, fn: Function) -> Function:
         if self.factor < 2:
             return fn
         headers = [lp.header for lp in natural_loops(fn)]

@@ -19,8 +19,9 @@ launch time (``offload.ptx.choice``), each with the guard that admits it:
 
 Every variant ends with ``const_bank,early_loads``. ``stage``, ``jam`` and ``early_loads``
 do not run with bounds checks; ``disabled_passes`` removes any pass, and a ``first(...)``
-alternative naming a disabled pass is not tried (``disabled_passes={"jam"}``: no blocked
-variants). The simulator (``SIM_PLAN``) runs the same variants with small tiles and lines
+alternative naming a disabled ``stage`` or ``jam`` is not tried (``disabled_passes={"jam"}``:
+no blocked variants; ``{"reroll"}``: the unrolled loop is staged and blocked). The
+simulator (``SIM_PLAN``) runs the same variants with small tiles and lines
 and an unequal blocking, always blocked where the jam applies.
 """
 
@@ -142,7 +143,6 @@ class KernelPlan:
         if shape.blocked and not out.blocking:
             return None  # the blocking did not apply: the next shape variant serves
         return out
-
 
     def first_ir(
         self,

@@ -60,10 +60,7 @@ def _compiled(fn: Any, name: str) -> list[Any]:
 def _sources(fn: Any, name: str) -> str:
     out = []
     for c in _compiled(fn, name):
-        k = c.kernel
-        while hasattr(k, "narrow"):
-            k = k.narrow
-        out.append(k.source.source)
+        out.append(c.kernel.leading().source.source)
     return "\n".join(out)
 
 

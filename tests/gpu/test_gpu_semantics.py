@@ -124,7 +124,8 @@ def test_driver_error_is_a_kernel_fault_naming_the_function():
     (out,) = be.allocate((4,), [np.dtype(np.float32)])
     caps = be.prepare_captures([np.ones(4, np.float32)] * 2 + [np.float32(1)])
     # Fault injection: a block larger than the device allows makes the launch fail.
-    kernel._configs[(4,)] = type(kernel.config((4,)))((1, 1, 1), (4096, 1, 1), 1, 1.0)
+    lead = kernel.pick((4,), caps)
+    lead._configs[(4,)] = type(lead.config((4,)))((1, 1, 1), (4096, 1, 1), 1, 1.0)
     with pytest.raises(KernelFault, match="saxpy"):
         kernel.launch((4,), [out], caps)
 

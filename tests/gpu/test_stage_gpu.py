@@ -45,7 +45,7 @@ def test_staged_lines_match_compute_s_bit_for_bit(case: LineCase):
 def test_long_rank_one_loops_run_in_staged_lines(case: LineCase):
     ir = run_pipeline(driver.check_and_lower(case.fn, 1).ir, CompileOptions())
     kernel = GPUBackend(mode="device").compile(ir, CompileOptions())
-    assert kernel.source.tile == LINE and kernel.source.blocking == ()
+    assert kernel.leading().source.tile == LINE and kernel.leading().source.blocking == ()
 
 
 def _same(fn, shape):
@@ -60,8 +60,9 @@ def test_the_matmul_kernel_is_staged_and_blocked():
     case = matmul(300, 333, 517)
     ir = run_pipeline(driver.check_and_lower(case.fn, 2).ir, CompileOptions())
     kernel = GPUBackend(mode="device").compile(ir, CompileOptions())
-    assert kernel.source.tile == TILE and kernel.source.blocking == BLOCKINGS[0]
-    assert kernel.attributes["local_size_bytes"] == 0  # no spilled sums
+    lead = kernel.leading()
+    assert lead.source.tile == TILE and lead.source.blocking == BLOCKINGS[0]
+    assert lead.attributes["local_size_bytes"] == 0  # no spilled sums
 
 
 @pytest.mark.parametrize(
@@ -78,7 +79,7 @@ def test_small_spaces_run_a_smaller_blocking_with_the_same_values(case, blocking
     kernel = GPUBackend(mode="device").compile(ir, CompileOptions())
     sms = device_info().sm_count
     assert 81 < sms <= 289  # the cases' tile counts assume that many SMs
-    assert kernel.narrow.pick(case.shape).source.blocking == blocking
+    assert kernel.first.kernel.pick(case.shape, []).source.blocking == blocking
     np.testing.assert_array_equal(
         np.asarray(ol.compute_g(case.shape, case.fn)), ol.compute_s(case.shape, case.fn)
     )

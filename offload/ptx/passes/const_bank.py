@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from offload.analysis.uniform import NONE, thread_dependence
 from offload.ir.core import Capture, Function
 from offload.ir.ops import Opcode
-from offload.options import CompileOptions
+from offload.opt.base import FunctionPass
 
 
 def bank_constants(fn: Function) -> Function:
@@ -48,15 +48,11 @@ def bank_constants(fn: Function) -> Function:
 
 
 @dataclass(frozen=True)
-class ConstBank:
+class ConstBank(FunctionPass):
     """Keep a specialised capture's contents in the kernel only where every read of it is
     thread-uniform (``bank_constants``)."""
 
     name = "const_bank"
 
-    @classmethod
-    def from_options(cls, options: CompileOptions) -> ConstBank:
-        return cls()
-
-    def run(self, fn: Function) -> Function:
+    def rewrite(self, fn: Function) -> Function:
         return bank_constants(fn)

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 from offload.ir.core import Block, Function, Op, Value
 from offload.ir.ops import Opcode
-from offload.opt.clone import clone_function
+from offload.opt.base import FunctionPass
 from offload.options import CompileOptions
 
 _ORDERED = frozenset({Opcode.STAGE, Opcode.TILE_READ, Opcode.BARRIER})
@@ -57,22 +57,17 @@ def _loads_first(block: Block) -> list[Op]:
 
 
 @dataclass(frozen=True)
-class EarlyLoads:
+class EarlyLoads(FunctionPass):
     """Move each block's loads, with their index computations, to the block's front."""
 
     name = "early_loads"
-
-    @classmethod
-    def from_options(cls, options: CompileOptions) -> EarlyLoads:
-        return cls()
 
     @classmethod
     def enabled(cls, options: CompileOptions) -> bool:
         """Not with bounds checks: they report the first faulting read in source order."""
         return not options.bounds_check
 
-    def run(self, fn: Function) -> Function:
-        fn = clone_function(fn)
+    def rewrite(self, fn: Function) -> Function:
         for block in fn.blocks:
             block.ops = _loads_first(block)
         return fn

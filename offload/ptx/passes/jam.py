@@ -33,7 +33,7 @@ from offload.analysis.uniform import NONE, Deps, thread_dependence
 from offload.ir.core import Block, Branch, Function, Jump, Op, Return, Value
 from offload.ir.ops import TILE_OPS
 from offload.ir.types import ScalarType
-from offload.options import CompileOptions
+from offload.opt.base import FunctionPass
 
 Key = tuple[int, ...]
 """A copy: one copy number per axis (0 on the axes a value does not depend on)."""
@@ -122,7 +122,7 @@ class _Jam:
 
 
 @dataclass(frozen=True)
-class JamIndex:
+class JamIndex(FunctionPass):
     """Block ``fn`` by ``factors`` (one per axis) when every branch is uniform along the
     blocked axes (see above); any other function comes back unchanged."""
 
@@ -132,15 +132,11 @@ class JamIndex:
     """32-bit registers the blocked loop may carry (of the 255 a thread can have): more, and
     the blocking does not count as applied (``applied``)."""
 
-    @classmethod
-    def from_options(cls, options: CompileOptions) -> JamIndex:
-        return cls()
-
     def applied(self, fn: Function) -> bool:
         """Whether ``fn`` (this pass's result) is blocked within ``max_carried``."""
         return bool(fn.blocking) and carried_words(fn) <= self.max_carried
 
-    def run(self, fn: Function) -> Function:
+    def rewrite(self, fn: Function) -> Function:
         if fn.blocking or len(self.factors) != fn.n_index or math.prod(self.factors) == 1:
             return fn
         if min(self.factors) < 1 or any(op.opcode in TILE_OPS for op in fn.ops()):

@@ -36,7 +36,7 @@ from offload.analysis.ranges import Range, RangeFacts
 from offload.ir.core import Block, Branch, Function, Jump, Op, Return, Value
 from offload.ir.ops import COMPARE, Opcode
 from offload.ir.types import I32, I64, ScalarType
-from offload.opt.clone import clone_function
+from offload.opt.base import FunctionPass
 from offload.options import CompileOptions
 
 NARROW_LIMIT = 2**30
@@ -95,7 +95,7 @@ def _int_operands(op: Op) -> list[Value]:
 
 
 @dataclass(frozen=True)
-class NarrowIndexArithmetic:
+class NarrowIndexArithmetic(FunctionPass):
     """Give ``i64`` values that provably fit in ``i32`` the type ``i32`` (see the module
     docstring for the assumption this relies on)."""
 
@@ -109,8 +109,7 @@ class NarrowIndexArithmetic:
     def from_options(cls, options: CompileOptions) -> NarrowIndexArithmetic:
         return cls(trust_load_indices=not options.bounds_check)
 
-    def run(self, fn: Function) -> Function:
-        fn = clone_function(fn)
+    def rewrite(self, fn: Function) -> Function:
         facts = RangeFacts(fn, index_limit=self.limit, scalar_limit=self.limit)
         narrow, compares = self._choose(fn, facts)
         for v in narrow:

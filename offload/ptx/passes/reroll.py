@@ -19,9 +19,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from offload.ir.core import Block, Branch, Function, Jump
-from offload.opt.clone import clone_function
+from offload.opt.base import FunctionPass
 from offload.opt.util import natural_loops, remove_unreachable
-from offload.options import CompileOptions
 
 
 def _rolled(block: Block) -> Block | None:
@@ -40,17 +39,12 @@ def _rolled(block: Block) -> Block | None:
 
 
 @dataclass(frozen=True)
-class Reroll:
+class Reroll(FunctionPass):
     """Run every unrolled loop's original instead (see above)."""
 
     name = "reroll"
 
-    @classmethod
-    def from_options(cls, options: CompileOptions) -> Reroll:
-        return cls()
-
-    def run(self, fn: Function) -> Function:
-        fn = clone_function(fn)
+    def rewrite(self, fn: Function) -> Function:
         for loop in natural_loops(fn):
             rolled = _rolled(loop.header)
             if rolled is None:

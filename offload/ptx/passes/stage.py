@@ -49,7 +49,7 @@ from offload.ir.core import Block, Branch, Function, Jump, Op, Value
 from offload.ir.ops import MAY_FAULT, TILE_OPS, Opcode
 from offload.ir.tile_ops import tile_of
 from offload.ir.types import BOOL, I32, INDEX, ArrayType, ScalarType
-from offload.opt.clone import clone_function
+from offload.opt.base import FunctionPass
 from offload.opt.counted import CountedLoop, enter_before, match_counted
 from offload.opt.util import Loop, const_value, definitions, natural_loops
 from offload.options import CompileOptions
@@ -333,7 +333,7 @@ def _rewrite(fn: Function, plan: _Plan, tile: int) -> None:
 
 
 @dataclass(frozen=True)
-class StageTiles:
+class StageTiles(FunctionPass):
     """Stage the reads of a rank-1 or rank-2 kernel's first eligible reduction loop."""
 
     name = "stage"
@@ -350,10 +350,6 @@ class StageTiles:
     CUDA's limit on a block's static shared memory. Loads past it stay global reads."""
 
     @classmethod
-    def from_options(cls, options: CompileOptions) -> StageTiles:
-        return cls()
-
-    @classmethod
     def enabled(cls, options: CompileOptions) -> bool:
         """Not with bounds checks: a staged read is made by another thread than the
         element's, so its fault would name the wrong element."""
@@ -363,11 +359,10 @@ class StageTiles:
         """Whether ``fn`` (this pass's result) has a staged loop."""
         return tile_of(fn) is not None
 
-    def run(self, fn: Function) -> Function:
+    def rewrite(self, fn: Function) -> Function:
         tile = self.tile if fn.rank == 2 else self.line if fn.rank == 1 else 0
         if tile < 1:
             return fn
-        fn = clone_function(fn)
         exact = frozenset({INDEX, I32} if self.index_bits == 32 else {INDEX})
         deps = thread_dependence(fn)
         loops = natural_loops(fn)
