@@ -27,7 +27,6 @@ from offload.opt.poly import Expander, Poly, divide_monomial, poly_range, single
 from offload.opt.rewrite import FactRewriter, Rewriter, Rule
 from offload.options import CompileOptions
 
-_FLOOR = {Opcode.FLOORDIV: Opcode.FLOORMOD, Opcode.DIV: Opcode.REM}
 _MOD_OF = {Opcode.FLOORMOD: Opcode.FLOORDIV, Opcode.REM: Opcode.DIV}
 
 
