@@ -30,8 +30,14 @@ from offload.analysis.check import check_function
 from offload.backend import Backend
 from offload.config import config
 from offload.diagnostics import DiagnosticSink, TypeMismatch
-from offload.frontend.captures import Fetcher, make_fetcher, type_guard
 from offload.frontend.lower import Lowered, capture_type_key, lower
+from offload.frontend.reader import (
+    Fetcher,
+    Reader,
+    make_fetcher,
+    make_reader,
+    make_resolution_test,
+)
 from offload.frontend.source import get_source
 from offload.ir.core import Capture, ConstArray, Function
 from offload.ir.resultcast import cast_results
@@ -39,10 +45,8 @@ from offload.ir.types import ScalarType, scalar_of_dtype
 from offload.opt.manager import Trace, run_pipeline
 from offload.options import CompileOptions
 from offload.runtime.overlap import overlapping
-from offload.runtime.reader import Reader, make_reader
 from offload.warm_lane import LANES as _LANES
 from offload.warm_lane import Compiled, Memo
-from offload.warm_lane import Memo as _Memo  # noqa: F401  (the old name; tests use it)
 
 
 @dataclass
@@ -69,20 +73,8 @@ class Entry:
 
 
 def _new_entry(lowered: Lowered, rank: int) -> Entry:
-    entry = Entry(lowered, rank, fetch=make_fetcher(lowered.captures))
-    if lowered.resolved:
-        fetch = make_fetcher([path for path, _ in lowered.resolved])
-        objects = tuple(obj for _, obj in lowered.resolved)
-
-        def still_valid(target: Any) -> bool:
-            try:
-                now = fetch(target)
-            except (AttributeError, KeyError, IndexError, ValueError):
-                return False  # a name was deleted or a cell emptied: lower again
-            return all(a is b for a, b in zip(now, objects, strict=True))
-
-        entry.still_valid = still_valid
-    return entry
+    fetch = make_fetcher(lowered.captures)
+    return Entry(lowered, rank, fetch=fetch, still_valid=make_resolution_test(lowered.resolved))
 
 
 _TABLE: dict[tuple[Backend, Any], Entry] = {}
@@ -318,17 +310,8 @@ def _specialisation(  # noqa: PLR0917  (the full path's state, passed without a 
     if rkey in entry.readers and not pinned:
         read = entry.readers[rkey]
     else:
-        guard = type_guard(values)
-        read = None
-        if guard is not None:
-            low = entry.lowered
-            read = make_reader(
-                [path.steps for path in low.captures],
-                guard.types,
-                guard.arrays,
-                [(path.steps, obj) for path, obj in low.resolved],
-                [(k, p.same) for k, p in pinned.items()],
-            )
+        low, same = entry.lowered, [(k, p.same) for k, p in pinned.items()]
+        read = make_reader(low.captures, values, low.resolved, same)
         if not pinned:  # a pinned reader tests particular arrays: made for each miss
             entry.readers[rkey] = read
     return compiled, read

@@ -17,10 +17,10 @@ from typing import Any
 import numpy as np
 
 from offload.backend import Backend, Kernel
+from offload.frontend.reader import Reader
 from offload.ir.core import Function
 from offload.ir.types import ArrayType
 from offload.options import CompileOptions
-from offload.runtime.reader import Reader
 
 
 @dataclass

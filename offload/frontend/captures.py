@@ -1,22 +1,27 @@
-"""Captured values: how they are typed, keyed and re-read at call time.
+"""Captured values: how they are typed and keyed, and the paths that re-read them.
 
 A captured array or scalar becomes a kernel parameter (never a baked-in constant), and the
 ``CapturePath`` recorded for it re-reads the *current* value on every call, so a rebound
-global or a changed closure cell never gives a stale result.
+global or a changed closure cell never gives a stale result. This module is the
+vocabulary: paths and their one translation to a Python expression (``steps_expr``), the
+kinds that make the type key. ``offload.frontend.reader`` generates, from both, the
+functions that read a call's values and check their types.
 """
 
 from __future__ import annotations
 
-import types
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from offload.frontend.values import Step
-from offload.ir.capture_steps import steps_expr
 from offload.ir.types import BOOL, F64, I64, ArrayType, ScalarType, scalar_of_dtype
+
+INT64_MIN, INT64_END = -(2**63), 2**63
+"""A Python int captured in ``[INT64_MIN, INT64_END)`` is an int64 parameter; any other is
+kind ``"pybigint"``, which no kernel takes (the frontend reports it)."""
 
 
 @dataclass(frozen=True)
@@ -30,21 +35,55 @@ class CapturePath:
     steps: tuple[Step, ...]
 
     def fetch(self, root: object) -> object:
-        """The value this path designates now."""
-        obj: Any = root
-        for kind, arg in self.steps:
-            if kind == "closure":
-                obj = obj.__closure__[arg].cell_contents
-            elif kind == "global":
-                obj = obj.__globals__[arg]
-            elif kind == "attr":
-                obj = getattr(obj, str(arg))
-            else:
-                obj = arg
-        return obj
+        """The value this path designates now (one read, for tests and ``explain``; the
+        driver's reads are generated functions: ``offload.frontend.reader``)."""
+        namespace: dict[str, object] = {"root": root}
+        return eval(steps_expr(self.steps, "0", namespace), namespace)
 
     def __str__(self) -> str:
         return "".join(f"{k}:{a if k != 'const' else type(a).__name__}/" for k, a in self.steps)
+
+
+def steps_expr(
+    steps: Sequence[Step],
+    tag: str,
+    namespace: dict[str, object],
+    hoisted: dict[str, str] | None = None,
+) -> str:
+    """The Python expression that follows ``steps`` from the name ``root``: the one
+    translation of a capture path, used by every generated reader and by
+    ``CapturePath.fetch``.
+
+    Objects the expression needs (global names, attribute names, constants) are added to
+    ``namespace`` as ``_<kind initial><tag>_<step>`` (``tag`` keeps paths apart), and
+    ``getattr`` as ``_getattr``. With ``hoisted``, a first step through the root's closure or
+    globals reads ``_c``/``_g`` instead and records ``_c = root.__closure__`` /
+    ``_g = root.__globals__`` in ``hoisted`` (name -> expression), for the caller to
+    assign once before the reads."""
+    expr = "root"
+    for j, (kind, arg) in enumerate(steps):
+        name = f"_{kind[0]}{tag}_{j}"
+        if kind == "closure":
+            if hoisted is not None and j == 0:  # one closure tuple for every capture
+                hoisted["_c"] = "root.__closure__"
+                expr = f"_c[{int(arg)}].cell_contents"  # type: ignore[call-overload]
+            else:
+                expr = f"{expr}.__closure__[{int(arg)}].cell_contents"  # type: ignore[call-overload]
+        elif kind == "global":
+            namespace[name] = arg
+            if hoisted is not None and j == 0:
+                hoisted["_g"] = "root.__globals__"
+                expr = f"_g[{name}]"
+            else:
+                expr = f"{expr}.__globals__[{name}]"
+        elif kind == "attr":
+            namespace["_getattr"] = getattr
+            namespace[name] = str(arg)
+            expr = f"_getattr({expr}, {name})"
+        else:
+            namespace[name] = arg
+            expr = name
+    return expr
 
 
 def is_array(value: object) -> bool:
@@ -64,7 +103,7 @@ def capture_kind(value: object) -> tuple[object, ...]:
     if t is int:
         # An int beyond int64 gets its own kind, so that it misses every compiled kernel
         # and the frontend reports it instead of the launch overflowing.
-        return ("pyint",) if -(2**63) <= value < 2**63 else ("pybigint",)  # type: ignore[operator]
+        return ("pyint",) if INT64_MIN <= value < INT64_END else ("pybigint",)  # type: ignore[operator]
     if t is float:
         return ("pyfloat",)
     if isinstance(value, np.generic):
@@ -78,87 +117,6 @@ def capture_kind(value: object) -> tuple[object, ...]:
 def capture_type_key(values: Sequence[object]) -> tuple[object, ...]:
     """Key of the capture types a kernel was compiled for (the driver's dispatch key)."""
     return tuple(capture_kind(v) for v in values)
-
-
-def fetch_captures(target: object, captures: Sequence[CapturePath]) -> list[object]:
-    """The current values of ``captures`` (in ``Function.captures`` order)."""
-    return [path.fetch(target) for path in captures]
-
-
-Fetcher = Callable[[object], list[object]]
-
-
-def make_fetcher(captures: Sequence[CapturePath]) -> Fetcher:
-    """A function returning the current values of ``captures`` from a root, equivalent to
-    ``fetch_captures`` but generated as one straight-line expression per capture: the warm
-    path reads captures on every call, and walking the steps in a loop costs more than the
-    reads themselves."""
-    namespace: dict[str, object] = {}
-    items = [steps_expr(path.steps, str(k), namespace) for k, path in enumerate(captures)]
-    code = f"def fetch(root):\n    return [{', '.join(items)}]\n"
-    exec(compile(code, "<offload capture fetcher>", "exec"), namespace)
-    fetch: Fetcher = namespace["fetch"]  # type: ignore[assignment]
-    return fetch
-
-
-class TypeGuard:
-    """Re-validates a capture type key without rebuilding it.
-
-    ``capture_type_key`` depends only on each value's type, plus dtype and rank for arrays
-    (both can change on one object: ``a.shape = ...`` reshapes in place). A guard built from
-    one call's values says whether another call's values have the same key: ``holds`` is a
-    generated straight-line check, one ``type(v) is T`` per value and a rank and dtype test
-    per array. It never holds the values, so it neither keeps a rebound array alive nor can
-    it make a value stale (the values passed on are always the freshly fetched ones)."""
-
-    __slots__ = ("arrays", "holds", "types")
-
-    def __init__(self, types_: tuple[type, ...], arrays: tuple[tuple[int, Any, int], ...]):
-        self.types = types_
-        self.arrays = arrays
-        """(capture index, dtype, ndim) of each array capture."""
-        namespace: dict[str, object] = {}
-        tests = [f"len(v) == {len(types_)}"]
-        for k, t in enumerate(types_):
-            namespace[f"T{k}"] = t
-            tests.append(f"type(v[{k}]) is T{k}")
-            if t is int:  # beyond int64 is another kind ("pybigint"): the frontend says so
-                tests.append(f"{-(2**63)} <= v[{k}] < {2**63}")
-        for k, dtype, ndim in arrays:
-            namespace[f"D{k}"] = dtype
-            tests.append(f"v[{k}].ndim == {ndim}")
-            tests.append(f"(v[{k}].dtype is D{k} or v[{k}].dtype == D{k})")
-        code = f"def holds(v):\n    return {' and '.join(tests)}\n"
-        exec(compile(code, "<offload type guard>", "exec"), namespace)
-        self.holds: Callable[[Sequence[object]], bool] = namespace["holds"]  # type: ignore[assignment]
-        """Whether a call's values have the type key the guard was built from."""
-
-
-def type_guard(values: Sequence[object]) -> TypeGuard | None:
-    """A ``TypeGuard`` for ``values``, or ``None`` where a value's key is not a function of
-    its type (and dtype/rank for arrays), e.g. a datetime64 scalar whose unit is per value."""
-    arrays: list[tuple[int, Any, int]] = []
-    for k, v in enumerate(values):
-        kind = capture_kind(v)
-        tag = kind[0]
-        if tag == "array":
-            if not _array_by_type(type(v)):
-                return None  # is_array answered for this instance, not for its type
-            arr: Any = v
-            arrays.append((k, arr.dtype, int(arr.ndim)))
-        elif tag == "np":
-            generic: Any = v
-            if np.dtype(type(generic)).str != generic.dtype.str:
-                return None
-        elif tag == "object":
-            return None  # keyed by type, but whether it is an array can be per instance
-    return TypeGuard(tuple(map(type, values)), tuple(arrays))
-
-
-def _array_by_type(t: type) -> bool:
-    return issubclass(t, np.ndarray) or any(
-        hasattr(t, name) for name in ("__cuda_array_interface__", "__array_interface__")
-    )
 
 
 def capture_ir_type(value: object) -> tuple[ArrayType | ScalarType, bool] | None:
@@ -178,8 +136,3 @@ def capture_ir_type(value: object) -> tuple[ArrayType | ScalarType, bool] | None
         st = scalar_of_dtype(kind[1])
         return None if st is None else (ArrayType(st, int(kind[2])), False)  # type: ignore[call-overload]
     return None
-
-
-def is_compile_time_object(value: object) -> bool:
-    """Modules and functions: resolved when the kernel is compiled, not captured."""
-    return isinstance(value, types.ModuleType | types.FunctionType | types.BuiltinFunctionType)

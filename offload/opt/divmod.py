@@ -26,7 +26,6 @@ from offload.opt.base import FunctionPass
 from offload.opt.poly import Expander, Poly, divide_monomial, poly_range, single_monomial
 from offload.opt.rewrite import FactRewriter, Rewriter, Rule
 
-_FLOOR = {Opcode.FLOORDIV: Opcode.FLOORMOD, Opcode.DIV: Opcode.REM}
 _MOD_OF = {Opcode.FLOORMOD: Opcode.FLOORDIV, Opcode.REM: Opcode.DIV}
 
 

@@ -250,7 +250,3 @@ def python_scalar(value: object, type: ScalarType) -> bool | int | float:
         return int(value)  # type: ignore[call-overload,no-any-return]
     # Round through the type so that an f32 constant holds an f32-representable value.
     return float(type.dtype.type(value))  # type: ignore[arg-type]
-
-
-def _is_float(v: Value) -> bool:
-    return isinstance(v.type, ScalarType) and v.type.is_float

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from offload.ir.cfg import immediate_dominators, predecessors, reverse_postorder
@@ -160,8 +159,3 @@ def natural_loops(fn: Function) -> list[Loop]:
                     loop.blocks.add(b)
                     work.extend(p for p in preds[b] if p in idom)
     return sorted(loops.values(), key=lambda lp: len(lp.blocks))
-
-
-def insert_before_terminator(block: Block, ops: Iterable[Op]) -> None:
-    """Append ``ops`` to ``block`` (ops always precede the terminator)."""
-    block.ops.extend(ops)

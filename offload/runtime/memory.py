@@ -82,17 +82,6 @@ def managed_buffer(x: np.ndarray[Any, Any]) -> ManagedBuffer | None:
     return owner if isinstance(owner, ManagedBuffer) else None
 
 
-def managed_pointer(x: np.ndarray[Any, Any]) -> int | None:
-    """The address of a C-contiguous managed array covering its whole allocation (a
-    ``compute_g`` result as returned), or ``None``: the warm path's pointer query, since
-    ``x.__array_interface__`` costs more than a microsecond. A contiguous array exactly as
-    large as its allocation starts at the allocation's start."""
-    owner = getattr(x.base, "offload_owner", None)
-    if type(owner) is ManagedBuffer and x.nbytes == owner.nbytes and x.flags.c_contiguous:
-        return owner.ptr
-    return None
-
-
 def _check_free(cp: Any, nbytes: int) -> None:
     free, total = (int(v) for v in cp.cuda.runtime.memGetInfo())
     margin = safety_margin(total)
@@ -305,7 +294,10 @@ def output_pointer(x: Any) -> int:
     if t is np.ndarray:
         owner = getattr(x.base, "offload_owner", None)
         if type(owner) is ManagedBuffer and x.nbytes == owner.nbytes and x.flags.c_contiguous:
-            return owner.ptr  # a result as allocated (see managed_pointer)
+            # A contiguous array as large as its allocation starts at its start (a result as
+            # allocated): its owner's pointer, since ``x.__array_interface__`` costs more than
+            # a microsecond.
+            return owner.ptr
     if isinstance(x, DeviceView):
         return x.ptr
     if t.__name__ == "ndarray" and t.__module__.startswith("cupy"):

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 import offload as ol
-from offload import driver, targets
+from offload import driver, targets, warm_lane
 from offload.config import config
 from offload.diagnostics import OffloadError
 from offload.ir.interp import compute as interpret
@@ -82,7 +82,7 @@ def be():
     return InterpBackend()
 
 
-def warm_lane_of(fn) -> driver._Memo | None:
+def warm_lane_of(fn) -> warm_lane.Memo | None:
     return driver._LANES.get(id(fn.__code__))
 
 
