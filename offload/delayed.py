@@ -13,15 +13,15 @@ from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from offload.diagnostics import OffloadError
-from offload.frontend.nodes import ArrayNode, ElementLowering, NodeFunction
-from offload.frontend.values import Scalar, Step, Val
+from offload.frontend.nodes import ArrayNode, ElementLowering, Index, NodeFunction, NodePath
+from offload.frontend.values import Val
 from offload.lowering import check_and_lower
 
 Source = Any
@@ -69,9 +69,7 @@ class FromFunction(Delayed):
     def sources(self) -> tuple[tuple[str, object], ...]:
         return ()
 
-    def lower_element(
-        self, lo: ElementLowering, path: tuple[Step, ...], idx: Sequence[Scalar]
-    ) -> Val:
+    def lower_element(self, lo: ElementLowering, path: NodePath, idx: Index) -> Val:
         return lo.call(self.fn, (*path, ("attr", "fn")), idx)
 
 
@@ -92,9 +90,7 @@ class Map(Delayed):
     def sources(self) -> tuple[tuple[str, object], ...]:
         return (("x", self.x),)
 
-    def lower_element(
-        self, lo: ElementLowering, path: tuple[Step, ...], idx: Sequence[Scalar]
-    ) -> Val:
+    def lower_element(self, lo: ElementLowering, path: NodePath, idx: Index) -> Val:
         v = lo.element(self.x, (*path, ("attr", "x")), idx)
         return lo.call(self.fn, (*path, ("attr", "fn")), [v])
 
@@ -117,9 +113,7 @@ class ZipWith(Delayed):
     def sources(self) -> tuple[tuple[str, object], ...]:
         return (("x", self.x), ("y", self.y))
 
-    def lower_element(
-        self, lo: ElementLowering, path: tuple[Step, ...], idx: Sequence[Scalar]
-    ) -> Val:
+    def lower_element(self, lo: ElementLowering, path: NodePath, idx: Index) -> Val:
         vx = lo.element(self.x, (*path, ("attr", "x")), idx)
         vy = lo.element(self.y, (*path, ("attr", "y")), idx)
         return lo.call(self.fn, (*path, ("attr", "fn")), [vx, vy])
@@ -139,9 +133,7 @@ class Backpermute(Delayed):
     def sources(self) -> tuple[tuple[str, object], ...]:
         return (("x", self.x),)
 
-    def lower_element(
-        self, lo: ElementLowering, path: tuple[Step, ...], idx: Sequence[Scalar]
-    ) -> Val:
+    def lower_element(self, lo: ElementLowering, path: NodePath, idx: Index) -> Val:
         t = lo.call(self.ix_fn, (*path, ("attr", "ix_fn")), idx)
         src = lo.index_scalars(t, len(_shape(self.x)), "backpermute's index function")
         return lo.element(self.x, (*path, ("attr", "x")), src)
@@ -161,9 +153,7 @@ class Traverse(Delayed):
     def sources(self) -> tuple[tuple[str, object], ...]:
         return (("x", self.x),)
 
-    def lower_element(
-        self, lo: ElementLowering, path: tuple[Step, ...], idx: Sequence[Scalar]
-    ) -> Val:
+    def lower_element(self, lo: ElementLowering, path: NodePath, idx: Index) -> Val:
         getter = lo.getter(self.x, (*path, ("attr", "x")))
         return lo.call(self.fn, (*path, ("attr", "fn")), [getter, *idx])
 
@@ -184,9 +174,7 @@ class Reshape(Delayed):
     def static_key(self) -> tuple[object, ...]:
         return (self.shape, _shape(self.x))
 
-    def lower_element(
-        self, lo: ElementLowering, path: tuple[Step, ...], idx: Sequence[Scalar]
-    ) -> Val:
+    def lower_element(self, lo: ElementLowering, path: NodePath, idx: Index) -> Val:
         src = lo.unravel(self.shape, _shape(self.x), idx)
         return lo.element(self.x, (*path, ("attr", "x")), src)
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from offload.diagnostics import TypeMismatch
@@ -23,11 +24,11 @@ from offload.ir.ops import Opcode
 from offload.ir.types import BOOL, F64, ScalarType
 
 
+@dataclass(frozen=True)
 class Arith:
     """Typed arithmetic over ``Scalar`` values (one instance per lowering)."""
 
-    def __init__(self, core: LoweringCore) -> None:
-        self.core = core
+    core: LoweringCore
 
     def binop(self, op: str, a: Scalar, b: Scalar, node: ast.AST | None) -> Scalar:
         """``a <op> b`` with NEP 50 typing (``op``: a key of ``BINARY_OPERATORS``)."""

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import ast
 import types
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 from offload.diagnostics import TypeMismatch, UnresolvedCall
 from offload.frontend.arith import Arith
@@ -29,22 +29,15 @@ _UFUNC_BINARY = {
 }
 
 
+@dataclass(frozen=True)
 class Calls:
     """``f(...)`` for every kind of callable an element function may use."""
 
-    def __init__(
-        self,
-        core: LoweringCore,
-        arith: Arith,
-        exprs: Exprs,
-        inliner: Inliner,
-        tree: TreeLowering,
-    ) -> None:
-        self.core = core
-        self.arith = arith
-        self.exprs = exprs
-        self.inliner = inliner
-        self.tree = tree
+    core: LoweringCore
+    arith: Arith
+    exprs: Exprs
+    inliner: Inliner
+    tree: TreeLowering
 
     def handlers(self) -> dict[type[ast.expr], ExprHandler]:
         return {ast.Call: self.call}

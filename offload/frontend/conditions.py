@@ -8,6 +8,7 @@ decides at compile time, otherwise a branch and a merge of the values from each 
 from __future__ import annotations
 
 import ast
+from dataclasses import dataclass
 from typing import Any
 
 from offload.frontend.arith import Arith
@@ -16,12 +17,12 @@ from offload.frontend.optables import COMPARE
 from offload.frontend.values import Scalar, Val
 
 
+@dataclass(frozen=True)
 class Conditions:
     """Handlers for ``BoolOp``, ``Compare`` and ``IfExp`` (one per lowering)."""
 
-    def __init__(self, core: LoweringCore, arith: Arith) -> None:
-        self.core = core
-        self.arith = arith
+    core: LoweringCore
+    arith: Arith
 
     def handlers(self) -> dict[type[ast.expr], ExprHandler]:
         return {ast.BoolOp: self.boolop, ast.Compare: self.compare, ast.IfExp: self.ifexp}

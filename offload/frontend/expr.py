@@ -7,6 +7,7 @@ in ``calls.py``; operator typing in ``arith.py``; name resolution in ``names.py`
 from __future__ import annotations
 
 import ast
+from dataclasses import dataclass
 
 from offload.diagnostics import TypeMismatch, UnresolvedCall
 from offload.frontend.arith import Arith
@@ -19,13 +20,13 @@ from offload.ir.ops import Opcode
 from offload.ir.types import BOOL, F64, I64
 
 
+@dataclass(frozen=True)
 class Exprs:
     """Names, constants, operators, subscripts and attributes (one per lowering)."""
 
-    def __init__(self, core: LoweringCore, arith: Arith, names: Names) -> None:
-        self.core = core
-        self.arith = arith
-        self.names = names
+    core: LoweringCore
+    arith: Arith
+    names: Names
 
     def handlers(self) -> dict[type[ast.expr], ExprHandler]:
         return {

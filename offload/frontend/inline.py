@@ -10,7 +10,7 @@ from __future__ import annotations
 import ast
 import types
 from collections.abc import Callable
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 from offload.diagnostics import (
@@ -27,11 +27,11 @@ from offload.frontend.values import Step, Val
 from offload.ir.types import BOOL, F64, I64
 
 
+@dataclass(frozen=True)
 class Inliner:
     """Binds arguments to a helper's parameters and lowers its body (one per lowering)."""
 
-    def __init__(self, core: LoweringCore) -> None:
-        self.core = core
+    core: LoweringCore
 
     def inline(
         self,

@@ -10,6 +10,7 @@ header types are stable.
 from __future__ import annotations
 
 import ast
+from dataclasses import dataclass
 
 from offload.diagnostics import TypeMismatch
 from offload.frontend.core import Edge, Env, LoopContext, LoweringCore, StmtHandler
@@ -35,11 +36,11 @@ Spec = dict[str, tuple[object, list[TypeKey]]]
 """Loop-carried variables: name -> (tuple structure, (type, weak) per scalar leaf)."""
 
 
+@dataclass(frozen=True)
 class Loops:
     """Handlers of ``while`` and ``for`` (one per lowering)."""
 
-    def __init__(self, core: LoweringCore) -> None:
-        self.core = core
+    core: LoweringCore
 
     def handlers(self) -> dict[type[ast.stmt], StmtHandler]:
         return {ast.While: self.while_, ast.For: self.for_}

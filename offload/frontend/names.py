@@ -6,6 +6,7 @@ intrinsics), and either way recorded with the path that finds it again."""
 from __future__ import annotations
 
 import ast
+from dataclasses import dataclass
 
 from offload.diagnostics import TypeMismatch, UnresolvedCall
 from offload.frontend.captures import capture_ir_type, is_array
@@ -17,11 +18,11 @@ from offload.ir.core import Capture
 from offload.ir.types import ArrayType
 
 
+@dataclass(frozen=True)
 class Names:
     """Resolves names and classifies the objects they denote (one per lowering)."""
 
-    def __init__(self, core: LoweringCore) -> None:
-        self.core = core
+    core: LoweringCore
 
     def resolve_name(self, name: str, node: ast.AST) -> Val:
         ctx = self.core.ctx

@@ -18,6 +18,11 @@ from typing import Any, Protocol
 from offload.frontend.captures import capture_kind
 from offload.frontend.values import Getter, Scalar, Step, Val
 
+NodePath = tuple[Step, ...]
+"""Steps from the root of the tree (the lowering target) to a node, source or function."""
+Index = Sequence[Scalar]
+"""A symbolic index: one integer scalar per dimension."""
+
 
 @dataclass(frozen=True)
 class NodeFunction:
@@ -32,15 +37,15 @@ class NodeFunction:
 class ElementLowering(Protocol):
     """The lowering operations a node uses to lower its element at a symbolic index."""
 
-    def element(self, source: object, path: tuple[Step, ...], idx: Sequence[Scalar]) -> Val:
+    def element(self, source: object, path: NodePath, idx: Index) -> Val:
         """The element of ``source`` (an array or a node, reached by ``path``) at ``idx``."""
         ...
 
-    def call(self, fn: Callable[..., Any], path: tuple[Step, ...], args: Sequence[Val]) -> Val:
+    def call(self, fn: Callable[..., Any], path: NodePath, args: Sequence[Val]) -> Val:
         """``fn(*args)`` inlined (``fn`` reached by ``path``)."""
         ...
 
-    def getter(self, source: object, path: tuple[Step, ...]) -> Getter:
+    def getter(self, source: object, path: NodePath) -> Getter:
         """The element getter of ``source``, passed to a function as an argument."""
         ...
 
@@ -48,9 +53,7 @@ class ElementLowering(Protocol):
         """``t`` (an int or a tuple of ints) as ``ndim`` integer scalars."""
         ...
 
-    def unravel(
-        self, new: tuple[int, ...], old: tuple[int, ...], idx: Sequence[Scalar]
-    ) -> list[Scalar]:
+    def unravel(self, new: tuple[int, ...], old: tuple[int, ...], idx: Index) -> list[Scalar]:
         """Index ``idx`` of shape ``new`` as the index of shape ``old`` at the same
         row-major position."""
         ...
@@ -74,9 +77,7 @@ class ArrayNode(abc.ABC):
         return ()
 
     @abc.abstractmethod
-    def lower_element(
-        self, lo: ElementLowering, path: tuple[Step, ...], idx: Sequence[Scalar]
-    ) -> Val:
+    def lower_element(self, lo: ElementLowering, path: NodePath, idx: Index) -> Val:
         """This node's element at ``idx``; ``path`` leads from the root to this node."""
 
 

@@ -4,6 +4,7 @@ loops.py)."""
 from __future__ import annotations
 
 import ast
+from dataclasses import dataclass
 
 from offload.diagnostics import TypeMismatch
 from offload.frontend.arith import Arith
@@ -18,13 +19,13 @@ _AUG = {
 }  # fmt: skip
 
 
+@dataclass(frozen=True)
 class Statements:
     """Handlers of the statements other than loops (one per lowering)."""
 
-    def __init__(self, core: LoweringCore, arith: Arith, names: Names) -> None:
-        self.core = core
-        self.arith = arith
-        self.names = names
+    core: LoweringCore
+    arith: Arith
+    names: Names
 
     def handlers(self) -> dict[type[ast.stmt], StmtHandler]:
         return {

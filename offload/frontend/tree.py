@@ -15,6 +15,7 @@ from __future__ import annotations
 import ast
 import math
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from offload.diagnostics import TypeMismatch
@@ -29,17 +30,15 @@ from offload.frontend.values import ArrayRef, Getter, Scalar, Step, TupleVal, Va
 from offload.ir.types import I64
 
 
+@dataclass(frozen=True)
 class TreeLowering:
     """The elements of delayed-array nodes and leaves, and the getters of ``traverse``."""
 
-    def __init__(
-        self, core: LoweringCore, arith: Arith, names: Names, exprs: Exprs, inliner: Inliner
-    ) -> None:
-        self.core = core
-        self.arith = arith
-        self.names = names
-        self.exprs = exprs
-        self.inliner = inliner
+    core: LoweringCore
+    arith: Arith
+    names: Names
+    exprs: Exprs
+    inliner: Inliner
 
     def element(self, source: object, path: tuple[Step, ...], idx: Sequence[Scalar]) -> Val:
         if isinstance(source, ArrayNode):
