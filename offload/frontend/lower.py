@@ -88,7 +88,10 @@ class Lowering:
 def lower(target: Callable[..., Any] | object, rank: int) -> Lowered:
     """Lower an element function of ``rank`` index arguments (or a delayed array) to IR.
 
-    Raises an ``OffloadError`` (with a source span) for anything outside the language."""
+    Raises an ``OffloadError`` (with a source span) for what it cannot lower. The
+    restriction checks (allocation, writes, calls, recursion: ``offload.analysis``) are
+    assumed to have run (``offload.lowering.check_and_lower``): unchecked, a construct they
+    reject is at most an ``UnsupportedSyntax`` here."""
     try:
         if isinstance(target, ArrayNode):
             core = _lower_tree(target, rank)
