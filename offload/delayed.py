@@ -12,7 +12,6 @@ arrays -- so no intermediate array is ever allocated.
 from __future__ import annotations
 
 import functools
-import importlib
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -21,13 +20,19 @@ from typing import Any
 import numpy as np
 
 from offload.diagnostics import OffloadError
+from offload.frontend.nodes import ArrayNode, ElementLowering, Index, NodeFunction, NodePath
+from offload.frontend.values import Val
+from offload.lowering import check_and_lower
 
 Source = Any
 """A NumPy (or device) array, or another ``Delayed``."""
 
 
-class Delayed:
-    """Base of the delayed-array nodes: a shape and an element function of the index."""
+class Delayed(ArrayNode):
+    """Base of the delayed-array nodes: a shape and an element function of the index.
+
+    Each node tells the frontend what it holds and lowers its own element
+    (``frontend.nodes.ArrayNode``)."""
 
     shape: tuple[int, ...]
 
@@ -37,11 +42,9 @@ class Delayed:
 
     @functools.cached_property
     def dtypes(self) -> tuple[np.dtype[Any], ...]:
-        """Result dtypes, inferred by lowering the tree (one per element of a tuple result)."""
-        # The one lazy use of the frontend from this leaf module (no static import: the
-        # frontend imports this module).
-        lower = importlib.import_module("offload.frontend.lower").lower
-        ir = lower(self, len(self.shape)).ir
+        """Result dtypes, inferred by checking and lowering the tree (one per element of a
+        tuple result)."""
+        ir = check_and_lower(self, len(self.shape)).ir
         return tuple(np.dtype(t.dtype) for t in ir.result_types)
 
     @property
@@ -60,6 +63,15 @@ class FromFunction(Delayed):
     shape: tuple[int, ...]
     fn: Callable[..., Any]
 
+    def functions(self) -> tuple[NodeFunction, ...]:
+        return (NodeFunction("fn", self.fn),)
+
+    def sources(self) -> tuple[tuple[str, object], ...]:
+        return ()
+
+    def lower_element(self, lo: ElementLowering, path: NodePath, idx: Index) -> Val:
+        return lo.call(self.fn, (*path, ("attr", "fn")), idx)
+
 
 @dataclass(frozen=True, eq=False)
 class Map(Delayed):
@@ -71,6 +83,16 @@ class Map(Delayed):
     @property
     def shape(self) -> tuple[int, ...]:  # type: ignore[override]
         return _shape(self.x)
+
+    def functions(self) -> tuple[NodeFunction, ...]:
+        return (NodeFunction("fn", self.fn),)
+
+    def sources(self) -> tuple[tuple[str, object], ...]:
+        return (("x", self.x),)
+
+    def lower_element(self, lo: ElementLowering, path: NodePath, idx: Index) -> Val:
+        v = lo.element(self.x, (*path, ("attr", "x")), idx)
+        return lo.call(self.fn, (*path, ("attr", "fn")), [v])
 
 
 @dataclass(frozen=True, eq=False)
@@ -85,6 +107,17 @@ class ZipWith(Delayed):
     def shape(self) -> tuple[int, ...]:  # type: ignore[override]
         return tuple(min(a, b) for a, b in zip(_shape(self.x), _shape(self.y), strict=True))
 
+    def functions(self) -> tuple[NodeFunction, ...]:
+        return (NodeFunction("fn", self.fn),)
+
+    def sources(self) -> tuple[tuple[str, object], ...]:
+        return (("x", self.x), ("y", self.y))
+
+    def lower_element(self, lo: ElementLowering, path: NodePath, idx: Index) -> Val:
+        vx = lo.element(self.x, (*path, ("attr", "x")), idx)
+        vy = lo.element(self.y, (*path, ("attr", "y")), idx)
+        return lo.call(self.fn, (*path, ("attr", "fn")), [vx, vy])
+
 
 @dataclass(frozen=True, eq=False)
 class Backpermute(Delayed):
@@ -93,6 +126,17 @@ class Backpermute(Delayed):
     shape: tuple[int, ...]
     ix_fn: Callable[..., Any]
     x: Source
+
+    def functions(self) -> tuple[NodeFunction, ...]:
+        return (NodeFunction("ix_fn", self.ix_fn),)
+
+    def sources(self) -> tuple[tuple[str, object], ...]:
+        return (("x", self.x),)
+
+    def lower_element(self, lo: ElementLowering, path: NodePath, idx: Index) -> Val:
+        t = lo.call(self.ix_fn, (*path, ("attr", "ix_fn")), idx)
+        src = lo.index_scalars(t, len(_shape(self.x)), "backpermute's index function")
+        return lo.element(self.x, (*path, ("attr", "x")), src)
 
 
 @dataclass(frozen=True, eq=False)
@@ -103,6 +147,16 @@ class Traverse(Delayed):
     shape: tuple[int, ...]
     fn: Callable[..., Any]
 
+    def functions(self) -> tuple[NodeFunction, ...]:
+        return (NodeFunction("fn", self.fn, _first_param(self.fn)),)
+
+    def sources(self) -> tuple[tuple[str, object], ...]:
+        return (("x", self.x),)
+
+    def lower_element(self, lo: ElementLowering, path: NodePath, idx: Index) -> Val:
+        getter = lo.getter(self.x, (*path, ("attr", "x")))
+        return lo.call(self.fn, (*path, ("attr", "fn")), [getter, *idx])
+
 
 @dataclass(frozen=True, eq=False)
 class Reshape(Delayed):
@@ -110,6 +164,19 @@ class Reshape(Delayed):
 
     x: Source
     shape: tuple[int, ...]
+
+    def functions(self) -> tuple[NodeFunction, ...]:
+        return ()
+
+    def sources(self) -> tuple[tuple[str, object], ...]:
+        return (("x", self.x),)
+
+    def static_key(self) -> tuple[object, ...]:
+        return (self.shape, _shape(self.x))
+
+    def lower_element(self, lo: ElementLowering, path: NodePath, idx: Index) -> Val:
+        src = lo.unravel(self.shape, _shape(self.x), idx)
+        return lo.element(self.x, (*path, ("attr", "x")), src)
 
 
 def from_function(shape: tuple[int, ...] | int, fn: Callable[..., Any]) -> FromFunction:
@@ -165,6 +232,12 @@ def _shape(x: Source) -> tuple[int, ...]:
             f"a delayed array is built from arrays or delayed arrays, not {type(x).__name__}"
         )
     return tuple(int(n) for n in shape)
+
+
+def _first_param(fn: Callable[..., Any]) -> tuple[str, ...]:
+    """The name of ``fn``'s first parameter (``traverse`` binds it to the getter)."""
+    code = getattr(fn, "__code__", None)
+    return (code.co_varnames[0],) if code is not None and code.co_argcount > 0 else ()
 
 
 def _check_shape(shape: tuple[int, ...] | int) -> tuple[int, ...]:

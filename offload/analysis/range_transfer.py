@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from offload.analysis.ranges import INDEX_LIMIT, Range, type_range
+from offload.analysis.range_domain import INDEX_LIMIT, Range, type_range
 from offload.ir.core import Op
 from offload.ir.ops import Opcode
 from offload.ir.types import ScalarType

@@ -25,46 +25,14 @@ Bools are ranges within ``[0, 1]``. Non-integer values have no range (``None``).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
+from offload.analysis.range_domain import INDEX_LIMIT, Range, type_range
+from offload.analysis.range_transfer import transfer
 from offload.ir.cfg import dominators, immediate_dominators, predecessors, reverse_postorder
 from offload.ir.core import Block, Branch, Function, Jump, Op, Value
 from offload.ir.ops import Opcode
 from offload.ir.types import ScalarType
 
-INDEX_LIMIT = 2**62
-"""Exclusive upper bound assumed for index parameters and array extents."""
-
-
-@dataclass(frozen=True)
-class Range:
-    """The closed interval ``[lo, hi]`` of mathematical integers."""
-
-    lo: int
-    hi: int
-
-    def union(self, other: Range) -> Range:
-        return Range(min(self.lo, other.lo), max(self.hi, other.hi))
-
-    def intersect(self, other: Range) -> Range | None:
-        lo, hi = max(self.lo, other.lo), min(self.hi, other.hi)
-        return Range(lo, hi) if lo <= hi else None
-
-    @property
-    def const(self) -> int | None:
-        return self.lo if self.lo == self.hi else None
-
-    def __str__(self) -> str:
-        return f"[{self.lo}, {self.hi}]"
-
-
-def type_range(t: ScalarType) -> Range:
-    """Every value of the integer (or bool) type ``t``."""
-    if t.is_bool:
-        return Range(0, 1)
-    if t.is_signed:
-        return Range(-(1 << (t.bits - 1)), (1 << (t.bits - 1)) - 1)
-    return Range(0, (1 << t.bits) - 1)
+__all__ = ["INDEX_LIMIT", "Range", "RangeFacts", "type_range"]
 
 
 def _assumed(full: Range, limit: int | None) -> Range:
@@ -340,8 +308,6 @@ class RangeFacts:
         return _either(arms, out)
 
     def _transfer(self, op: Op, env: Env) -> Range | None:
-        from offload.analysis.range_transfer import transfer
-
         operands: list[Range | None] = []
         for v in op.operands:
             r = self._lookup(env, v) if _ranged(v) else None
@@ -423,8 +389,3 @@ _RELATIONS = {
     Opcode.EQ: _rel_eq,
     Opcode.NE: _rel_ne,
 }
-
-
-def analyze_ranges(fn: Function) -> RangeFacts:
-    """The range facts of ``fn``."""
-    return RangeFacts(fn)

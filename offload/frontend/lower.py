@@ -19,15 +19,19 @@ from dataclasses import dataclass
 from typing import Any
 
 from offload.diagnostics import CompileError, OffloadError, TypeMismatch, UnsupportedSyntax
-from offload.frontend.base import RESULT, FunctionContext, make_index_scalar
+from offload.frontend.arith import Arith
+from offload.frontend.calls import Calls
 from offload.frontend.captures import CapturePath, capture_type_key
-from offload.frontend.delayed_lower import (
-    DelayedLowerer,
-    delayed_key,
-    is_delayed,
-    lower_delayed_root,
-)
+from offload.frontend.conditions import Conditions
+from offload.frontend.core import FunctionContext, LoweringCore, make_index_scalar
+from offload.frontend.expr import Exprs
+from offload.frontend.inline import Inliner
+from offload.frontend.loops import Loops
+from offload.frontend.names import Names
+from offload.frontend.nodes import ArrayNode, delayed_key
 from offload.frontend.source import get_source
+from offload.frontend.stmt import Statements
+from offload.frontend.tree import TreeLowering
 from offload.frontend.values import Val, describe, flatten
 from offload.ir.builder import Builder
 from offload.ir.core import Branch, Function, Jump, Return
@@ -56,20 +60,43 @@ class Lowered:
     the kernel stays valid only while every path still leads to the same object."""
 
 
-class Lowerer(DelayedLowerer):
-    """All node handlers together (expressions, calls, statements, delayed arrays)."""
+@dataclass(frozen=True)
+class Lowering:
+    """One lowering: the core state and the parts that read trees and bodies (the other
+    parts are reached through the core's dispatch tables)."""
+
+    core: LoweringCore
+    inliner: Inliner
+    tree: TreeLowering
+
+    @classmethod
+    def new(cls, builder: Builder) -> Lowering:
+        """The core and every part, each holding the parts it uses."""
+        core = LoweringCore(builder)
+        arith, names = Arith(core), Names(core)
+        exprs = Exprs(core, arith, names)
+        inliner = Inliner(core)
+        tree = TreeLowering(core, arith, names, exprs, inliner)
+        core.add_handlers(exprs=exprs.handlers())
+        core.add_handlers(exprs=Conditions(core, arith).handlers())
+        core.add_handlers(exprs=Calls(core, arith, exprs, inliner, tree).handlers())
+        core.add_handlers(stmts=Statements(core, arith, names).handlers())
+        core.add_handlers(stmts=Loops(core).handlers())
+        return cls(core, inliner, tree)
 
 
 def lower(target: Callable[..., Any] | object, rank: int) -> Lowered:
     """Lower an element function of ``rank`` index arguments (or a delayed array) to IR.
 
-    Raises an ``OffloadError`` (with a source span) for anything outside the language."""
+    Raises an ``OffloadError`` (with a source span) for what it cannot lower. The
+    restriction checks (allocation, writes, calls, recursion: ``offload.analysis``) are
+    assumed to have run (``offload.lowering.check_and_lower``): unchecked, a construct they
+    reject is at most an ``UnsupportedSyntax`` here."""
     try:
-        low: DelayedLowerer
-        if is_delayed(target):
-            low = lower_delayed_root(target, rank, Lowerer)
+        if isinstance(target, ArrayNode):
+            core = _lower_tree(target, rank)
         else:
-            low = _lower_function(target, rank)
+            core = _lower_function(target, rank)
     except OffloadError:
         raise
     except RecursionError:
@@ -80,8 +107,8 @@ def lower(target: Callable[..., Any] | object, rank: int) -> Lowered:
             f"internal error in offload's frontend while lowering '{name}': "
             f"{type(exc).__name__}: {exc}"
         ) from exc
-    resolved = tuple((CapturePath(p), obj) for p, obj in low.resolved_objects.values())
-    return Lowered(low.b.function, tuple(CapturePath(p) for p in low.capture_paths), resolved)
+    resolved = tuple((CapturePath(p), obj) for p, obj in core.resolved_objects.values())
+    return Lowered(core.b.function, tuple(CapturePath(p) for p in core.capture_paths), resolved)
 
 
 def fetch_captures(target: object, lowered: Lowered) -> list[object]:
@@ -89,7 +116,7 @@ def fetch_captures(target: object, lowered: Lowered) -> list[object]:
     return [path.fetch(target) for path in lowered.captures]
 
 
-def _lower_function(fn: object, rank: int) -> Lowerer:
+def _lower_function(fn: object, rank: int) -> LoweringCore:
     if not isinstance(fn, types.FunctionType):
         get_source(fn)  # type: ignore[arg-type]  # raises SourceUnavailable with a hint
         raise AssertionError("unreachable")
@@ -105,54 +132,56 @@ def _lower_function(fn: object, rank: int) -> Lowerer:
     params = src.param_names()
     if len(params) != rank:
         raise TypeMismatch.at(
-            f"'{src.name}' takes {len(params)} index argument{'s' if len(params) != 1 else ''}"
-            f" but the shape has {rank} dimension{'s' if rank != 1 else ''}",
+            f"element function '{src.name}' takes {len(params)} index argument(s) but the "
+            f"shape has rank {rank}",
             src.smap.def_span(node),
             hint="an element function takes one int per dimension of the result",
         )
     name = "lambda" if isinstance(node, ast.Lambda) else fn.__name__
     builder = Builder(name, rank, span=src.smap.def_span(node), index_hints=params)
-    low = Lowerer(builder)
+    low = Lowering.new(builder)
+    core = low.core
     code = fn.__code__
-    low.ctx = FunctionContext(
+    core.ctx = FunctionContext(
         src,
         (),
         frozenset(code.co_varnames) | frozenset(code.co_cellvars),
         env={p: make_index_scalar(v) for p, v in zip(params, builder.function.params, strict=True)},
     )
-    low.inline_stack.append(code)
-    if isinstance(node, ast.Lambda):
-        value = low.expr(node.body)
-        low.ctx.returns.append((builder.block, {RESULT: value}))
-        low.dead()
-    else:
-        low.stmts(node.body)
-        if low.live:
-            raise TypeMismatch.at(
-                f"'{src.name}' can reach its end without returning a value",
-                src.smap.def_span(node),
-                hint="return a number (or a tuple of numbers) on every path",
-            )
-    result = low.inline_returns(low.ctx.returns, node, f"'{src.name}'")
-    finish(low, result, node)
-    return low
+    core.inline_stack.append(code)
+    result = low.inliner.body(src, "return a number (or a tuple of numbers) on every path")
+    _finish(core, result, node)
+    return core
 
 
-def finish(low: DelayedLowerer, result: Val, node: ast.AST | None) -> None:
+def _lower_tree(target: ArrayNode, rank: int) -> LoweringCore:
+    """Lower the tree ``target`` (of ``rank`` dimensions) into a new function."""
+    shape = target.shape
+    if len(shape) != rank:
+        raise TypeMismatch.at(f"the delayed array has {len(shape)} dimensions, not {rank}", None)
+    builder = Builder(f"delayed_{type(target).__name__.lower()}", rank)
+    low = Lowering.new(builder)
+    idx = [make_index_scalar(v) for v in builder.function.params]
+    result = low.tree.element(target, (), idx)
+    _finish(low.core, result, None)
+    return low.core
+
+
+def _finish(core: LoweringCore, result: Val, node: ast.AST | None) -> None:
     """Return ``result`` (flattened) from the function being built."""
     leaves = flatten(result)
     if not leaves:
         what = describe(result)
         raise TypeMismatch.at(
             f"an element function must return numbers, not a {what}",
-            None if node is None else low.span(node),
+            None if node is None else core.span(node),
             hint="return a number, a bool, or a non-empty tuple of them",
         )
     if node is not None:
-        low.at(node)
-    low.b.function.result_types = [s.type for s in leaves]
-    low.b.ret([s.value for s in leaves])
-    _drop_unused_constants(low.b.function)
+        core.at(node)
+    core.b.function.result_types = [s.type for s in leaves]
+    core.b.ret([s.value for s in leaves])
+    _drop_unused_constants(core.b.function)
 
 
 def _drop_unused_constants(fn: Function) -> None:

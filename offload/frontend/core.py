@@ -1,16 +1,20 @@
-"""Lowering state shared by the expression, call and statement lowerers.
+"""The lowering core: the state every part of the lowerer shares, and its dispatch tables.
 
-``LowererBase`` holds the builder, the per-function context (source, environment, pending
-returns, loops), the capture registry, and the one piece of CFG machinery everything uses:
-``merge_edges`` joins several incoming (block, environment) edges into one block whose
-arguments carry every scalar that differs between the edges, with NEP 50 joined types.
+``LoweringCore`` holds the builder, the per-function context (source, environment, pending
+returns, loops), the capture registry and the inline stack; the typing helpers every part
+uses (``scalar``, ``const``, ``convert``, ``truth``); the one piece of CFG machinery
+everything uses: ``merge_edges`` joins several incoming (block, environment) edges into one
+block whose arguments carry every scalar that differs between the edges, with NEP 50 joined
+types; and the two dispatch tables (AST node class -> handler) that the parts fill. A node
+class no part handles is an ``UnsupportedSyntax`` error at that node (deny by default).
 """
 
 from __future__ import annotations
 
-import abc
 import ast
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 from offload.diagnostics import OffloadError, Span, TypeMismatch, UnsupportedSyntax
 from offload.frontend.promote import TypeKey, describe_key, join
@@ -63,12 +67,18 @@ class FunctionContext:
     """Memo of names resolved outside the function (globals, closure cells)."""
 
 
-class LowererBase(abc.ABC):
-    """State and helpers; ``Lowerer`` (lower.py) combines it with the node handlers."""
+ExprHandler = Callable[[Any], Val]
+"""Lowers one expression node (of the class it is registered for) to its value."""
+StmtHandler = Callable[[Any], None]
+"""Lowers one statement node (of the class it is registered for)."""
+
+
+class LoweringCore:
+    """State, typing helpers and node dispatch shared by the parts of the lowerer."""
 
     def __init__(self, builder: Builder) -> None:
         self.b = builder
-        self.ctx: FunctionContext
+        self._ctx: FunctionContext | None = None
         self.live = True
         """False after return/break/continue: following statements are unreachable."""
         self.capture_values: dict[tuple[object, ...], Val] = {}
@@ -77,36 +87,66 @@ class LowererBase(abc.ABC):
         """Helpers, modules and other objects resolved at compile time, by path: the
         compiled kernel is only valid while each path still leads to the same object."""
         self.inline_stack: list[object] = []
+        self._expr_handlers: dict[type[ast.AST], ExprHandler] = {}
+        self._stmt_handlers: dict[type[ast.AST], StmtHandler] = {}
 
-    # -- to be provided by the node handlers -------------------------------------------
+    # -- dispatch ----------------------------------------------------------------------
 
-    @abc.abstractmethod
+    def add_handlers(
+        self,
+        exprs: Mapping[type[ast.expr], ExprHandler] | None = None,
+        stmts: Mapping[type[ast.stmt], StmtHandler] | None = None,
+    ) -> None:
+        """Register a part's handlers (each node class is handled by one part)."""
+        for cls, handler in (exprs or {}).items():
+            assert cls not in self._expr_handlers, f"two handlers for {cls.__name__}"
+            self._expr_handlers[cls] = handler
+        for stmt_cls, stmt_handler in (stmts or {}).items():
+            assert stmt_cls not in self._stmt_handlers, f"two handlers for {stmt_cls.__name__}"
+            self._stmt_handlers[stmt_cls] = stmt_handler
+
     def expr(self, node: ast.expr) -> Val:
-        """Lower one expression (``ExprLowerer``)."""
+        """Lower one expression (deny by default)."""
+        handler = self._expr_handlers.get(type(node))
+        if handler is None:
+            raise self.unsupported(node)
+        return handler(node)
 
-    @abc.abstractmethod
     def stmts(self, body: list[ast.stmt]) -> None:
-        """Lower a statement list (``StmtLowerer``)."""
+        """Lower a statement list, stopping at unreachable code (deny by default)."""
+        for stmt in body:
+            if not self.live:
+                return  # unreachable code after return/break/continue
+            handler = self._stmt_handlers.get(type(stmt))
+            if handler is None:
+                raise self.unsupported(stmt)
+            handler(stmt)
+
+    # -- the function being lowered ----------------------------------------------------
+
+    @property
+    def ctx(self) -> FunctionContext:
+        """The function being lowered (the root or an inlined helper)."""
+        assert self._ctx is not None, "no function is being lowered"
+        return self._ctx
+
+    @ctx.setter
+    def ctx(self, ctx: FunctionContext) -> None:
+        self._ctx = ctx
 
     def save_context(self) -> FunctionContext | None:
         """The current function context (``None`` at the root of a delayed array)."""
-        ctx: FunctionContext | None = getattr(self, "ctx", None)
-        return ctx
+        return self._ctx
 
     def restore_context(self, ctx: FunctionContext | None) -> None:
-        if ctx is None:
-            if hasattr(self, "ctx"):
-                del self.ctx
-        else:
-            self.ctx = ctx
+        self._ctx = ctx
 
     # -- locations and errors ----------------------------------------------------------
 
     def span(self, node: ast.AST | None) -> Span | None:
-        ctx: FunctionContext | None = getattr(self, "ctx", None)
-        if node is None or ctx is None:
+        if node is None or self._ctx is None:
             return None
-        return ctx.src.span(node)
+        return self._ctx.src.span(node)
 
     def at(self, node: ast.AST | None) -> None:
         """Attach ``node``'s span to the ops built from now on."""

@@ -1,0 +1,132 @@
+"""Operator typing of the lowering: ``a <op> b``, unary operators and comparisons with
+NEP 50 promotion, constant folding the way CPython computes, and the casts that make IR
+operands match. Used by expressions, conditions, calls, statements and delayed arrays."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from offload.diagnostics import TypeMismatch
+from offload.frontend.core import LoweringCore
+from offload.frontend.optables import NONNEG_KEEPING, OPCODES, PY_COMPARE, PY_UNARY, SYMBOL
+from offload.frontend.promote import (
+    BINARY_OPERATORS,
+    binary_result,
+    describe_key,
+    join,
+    unary_result,
+)
+from offload.frontend.values import Scalar
+from offload.ir.ops import Opcode
+from offload.ir.types import BOOL, F64, ScalarType
+
+
+@dataclass(frozen=True)
+class Arith:
+    """Typed arithmetic over ``Scalar`` values (one instance per lowering)."""
+
+    core: LoweringCore
+
+    def binop(self, op: str, a: Scalar, b: Scalar, node: ast.AST | None) -> Scalar:
+        """``a <op> b`` with NEP 50 typing (``op``: a key of ``BINARY_OPERATORS``)."""
+        ka, kb = (a.type, a.weak), (b.type, b.weak)
+        key = binary_result(op, ka, kb)
+        if key is None:
+            raise self.core.error(
+                TypeMismatch,
+                f"unsupported operand types for {SYMBOL[op]}: "
+                f"'{describe_key(ka)}' and '{describe_key(kb)}'",
+                node,
+                hint="use ^ for the difference of bools" if op == "sub" else "",
+            )
+        if op == "pow" and a.weak and b.weak and isinstance(b.const, int) and b.const < 0:
+            key = (F64, True)  # Python: int ** negative int is a float
+        elif (
+            op == "pow" and a.weak and b.weak and key[0].is_int and b.const is None
+        ) and not b.nonneg:
+            # CPython's result type depends on the exponent's sign at run time.
+            raise self.core.error(
+                TypeMismatch,
+                "int ** int with an exponent that may be negative (CPython would give "
+                "a float for a negative one)",
+                node,
+                hint="write float(x) ** y, or use an exponent known to be >= 0 "
+                "(an index or a range counter)",
+            )
+        rt, weak = key
+        if op == "truediv" or not rt.is_bool:
+            opnd_t = rt
+        else:
+            opnd_t = BOOL
+        folded = self._fold(op, a, b, key, node)
+        if folded is not None:
+            return folded
+        x = self.core.convert(a, opnd_t).value
+        y = self.core.convert(b, opnd_t).value
+        opcode = OPCODES[op]
+        if rt.is_bool and op == "add":
+            opcode = Opcode.OR  # NumPy: bool + bool is logical or
+        elif rt.is_bool and op == "mul":
+            opcode = Opcode.AND
+        nonneg = rt.is_int and op in NONNEG_KEEPING and a.nonneg and b.nonneg
+        return Scalar(self.core.b.binary(opcode, x, y), weak, None, nonneg)
+
+    def _fold(
+        self, op: str, a: Scalar, b: Scalar, key: tuple[ScalarType, bool], node: ast.AST | None
+    ) -> Scalar | None:
+        """Fold an operation on two weak (Python) constants the way CPython computes it."""
+        if not (a.weak and b.weak and a.const is not None and b.const is not None):
+            return None
+        try:
+            r: Any = BINARY_OPERATORS[op](a.const, b.const)
+        except (ArithmeticError, ValueError):
+            return None
+        if type(r) is not type(0 if key[0].is_int else False if key[0].is_bool else 0.0):
+            return None
+        if isinstance(r, int) and not isinstance(r, bool) and not -(2**63) <= r < 2**63:
+            # CPython would compute this exactly; an int64 kernel would silently wrap it.
+            raise self.core.error(
+                TypeMismatch,
+                f"the constant {a.const} {SYMBOL[op]} {b.const} = {r} does not fit int64",
+                node,
+                hint="integers in element functions are 64-bit; use a float constant",
+            )
+        return self.core.const(r, key)
+
+    def unary(self, name: str, val: Scalar, node: ast.AST | None) -> Scalar:
+        """``-x``, ``+x``, ``~x`` or ``abs(x)`` with Python/NumPy typing."""
+        key = unary_result(name, (val.type, val.weak))
+        if key is None:
+            raise self.core.error(
+                TypeMismatch,
+                f"bad operand type for unary {name}: '{describe_key((val.type, val.weak))}'",
+                node,
+            )
+        rt, weak = key
+        if val.const is not None and weak and rt is not BOOL:
+            fn: Callable[[Any], Any] = PY_UNARY.get(name, abs)
+            return self.core.const(fn(int(val.const) if rt.is_int else val.const), key)
+        x = self.core.convert(val, rt, weak)
+        if name == "pos":
+            return x
+        if name == "invert":
+            opcode = Opcode.NOT if rt.is_bool else Opcode.INVERT
+            return Scalar(self.core.b.unary(opcode, x.value), weak)
+        if name == "abs":
+            return Scalar(self.core.b.unary(Opcode.ABS, x.value), weak, None, False)
+        return Scalar(self.core.b.unary(Opcode.NEG, x.value), weak)
+
+    def compare(self, opcode: Opcode, a: Scalar, b: Scalar, node: ast.AST) -> Scalar:
+        """``a <opcode> b`` in the joined operand type; weak if both operands are."""
+        key = join((a.type, a.weak), (b.type, b.weak))
+        if key is None:
+            raise self.core.error(TypeMismatch, "these values cannot be compared", node)
+        weak = a.weak and b.weak
+        if weak and a.const is not None and b.const is not None:
+            return self.core.const(bool(PY_COMPARE[opcode](a.const, b.const)), (BOOL, True))
+        x = self.core.convert(a, key[0]).value
+        y = self.core.convert(b, key[0]).value
+        return Scalar(self.core.b.binary(opcode, x, y), weak)

@@ -1,0 +1,105 @@
+"""What the frontend needs of a delayed-array node: a small typed interface.
+
+A node of a delayed-array tree (``offload.delayed``; the collectives to come) subclasses
+``ArrayNode``: it names the element functions and the sources it holds (for the structural
+key and the restriction checks) and lowers its own element through ``ElementLowering``, the
+operations the frontend offers at a symbolic index. The frontend never imports the modules
+that define nodes, so they may import the frontend (to infer dtypes, to lower the user's
+functions).
+"""
+
+from __future__ import annotations
+
+import abc
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from offload.frontend.captures import capture_kind
+from offload.frontend.values import Getter, Scalar, Step, Val
+
+NodePath = tuple[Step, ...]
+"""Steps from the root of the tree (the lowering target) to a node, source or function."""
+Index = Sequence[Scalar]
+"""A symbolic index: one integer scalar per dimension."""
+
+
+@dataclass(frozen=True)
+class NodeFunction:
+    """An element function a node holds, as the attribute ``attr`` of the node."""
+
+    attr: str
+    fn: Callable[..., Any]
+    callable_params: tuple[str, ...] = ()
+    """Parameters the node binds to callables (``traverse``'s element getter)."""
+
+
+class ElementLowering(Protocol):
+    """The lowering operations a node uses to lower its element at a symbolic index."""
+
+    def element(self, source: object, path: NodePath, idx: Index) -> Val:
+        """The element of ``source`` (an array or a node, reached by ``path``) at ``idx``."""
+        ...
+
+    def call(self, fn: Callable[..., Any], path: NodePath, args: Sequence[Val]) -> Val:
+        """``fn(*args)`` inlined (``fn`` reached by ``path``)."""
+        ...
+
+    def getter(self, source: object, path: NodePath) -> Getter:
+        """The element getter of ``source``, passed to a function as an argument."""
+        ...
+
+    def index_scalars(self, t: Val, ndim: int, what: str) -> list[Scalar]:
+        """``t`` (an int or a tuple of ints) as ``ndim`` integer scalars."""
+        ...
+
+    def unravel(self, new: tuple[int, ...], old: tuple[int, ...], idx: Index) -> list[Scalar]:
+        """Index ``idx`` of shape ``new`` as the index of shape ``old`` at the same
+        row-major position."""
+        ...
+
+
+class ArrayNode(abc.ABC):
+    """A node of a delayed-array tree (see the module docstring)."""
+
+    shape: tuple[int, ...]
+
+    @abc.abstractmethod
+    def functions(self) -> tuple[NodeFunction, ...]:
+        """The element functions this node holds (not those of its sources)."""
+
+    @abc.abstractmethod
+    def sources(self) -> tuple[tuple[str, object], ...]:
+        """``(attribute, array or node)`` for each source this node reads."""
+
+    def static_key(self) -> tuple[object, ...]:
+        """What else the lowering of this node depends on (a reshape's shapes)."""
+        return ()
+
+    @abc.abstractmethod
+    def lower_element(self, lo: ElementLowering, path: NodePath, idx: Index) -> Val:
+        """This node's element at ``idx``; ``path`` leads from the root to this node."""
+
+
+def delayed_key(target: object) -> tuple[object, ...]:
+    """A structural key: equal for two separately built but identical trees (same
+    functions, same leaf array dtypes and ranks), so that a driver can reuse a lowering."""
+    if isinstance(target, ArrayNode):
+        return (
+            type(target).__name__,
+            *(f.fn for f in target.functions()),
+            *target.static_key(),
+            *(delayed_key(source) for _, source in target.sources()),
+        )
+    return capture_kind(target)
+
+
+def walk_functions(target: object) -> list[NodeFunction]:
+    """Every element function held in the tree ``target``, sources first, each once."""
+    if not isinstance(target, ArrayNode):
+        return []
+    out: list[NodeFunction] = []
+    for _, source in target.sources():
+        out.extend(f for f in walk_functions(source) if f not in out)
+    out.extend(f for f in target.functions() if f not in out)
+    return out

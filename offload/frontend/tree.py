@@ -1,0 +1,123 @@
+"""Lowering a delayed-array tree into ONE element function.
+
+Each node is lowered at a symbolic index: element functions are inlined into each other,
+a NumPy leaf becomes a captured-array ``LOAD``, ``reshape`` becomes index arithmetic. No
+intermediate array exists in the result. Capture paths are relative to the root of the tree
+(``("attr", "x")``, ``("attr", "fn")``, then the function's own steps), so a structurally
+identical tree with other leaf arrays re-uses the lowering with its own values.
+
+``TreeLowering`` implements ``nodes.ElementLowering``: each node (an ``ArrayNode``) lowers
+its own element through it, so this module knows no node class.
+"""
+
+from __future__ import annotations
+
+import ast
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from offload.diagnostics import TypeMismatch
+from offload.frontend.arith import Arith
+from offload.frontend.captures import is_array
+from offload.frontend.core import LoweringCore
+from offload.frontend.expr import Exprs
+from offload.frontend.inline import Inliner
+from offload.frontend.names import Names
+from offload.frontend.nodes import ArrayNode
+from offload.frontend.values import ArrayRef, Getter, Scalar, Step, TupleVal, Val, describe, flatten
+from offload.ir.types import I64
+
+
+@dataclass(frozen=True)
+class TreeLowering:
+    """The elements of delayed-array nodes and leaves, and the getters of ``traverse``."""
+
+    core: LoweringCore
+    arith: Arith
+    names: Names
+    exprs: Exprs
+    inliner: Inliner
+
+    def element(self, source: object, path: tuple[Step, ...], idx: Sequence[Scalar]) -> Val:
+        if isinstance(source, ArrayNode):
+            return source.lower_element(self, path, idx)
+        return self._leaf(source, path, idx)
+
+    def call(self, fn: Callable[..., Any], path: tuple[Step, ...], args: Sequence[Val]) -> Val:
+        return self.inliner.inline(fn, path, list(args), {}, None)
+
+    def getter(self, source: object, path: tuple[Step, ...]) -> Getter:
+        return Getter(source, path)
+
+    def call_getter(self, getter: Getter, args: list[Val], node: ast.AST) -> Val:
+        """``get(*args)`` in a ``traverse`` function: the source's element there."""
+        ndim = len(_shape(getter.source))
+        if len(args) != ndim:
+            raise self.core.error(
+                TypeMismatch,
+                f"the element getter reads an array of {ndim} dimensions: "
+                f"{len(args)} indices given",
+                node,
+            )
+        scalars = self.index_scalars(TupleVal(tuple(args)), ndim, "an element getter index", node)
+        # The source is lowered in its own context: the same function may appear again
+        # further down the tree without being recursion.
+        core = self.core
+        saved_stack, core.inline_stack = core.inline_stack, []
+        saved_ctx = core.save_context()
+        try:
+            return self.element(getter.source, getter.path, scalars)
+        finally:
+            core.inline_stack = saved_stack
+            core.restore_context(saved_ctx)
+
+    def index_scalars(
+        self, t: Val, ndim: int, what: str, node: ast.AST | None = None
+    ) -> list[Scalar]:
+        leaves = flatten(t)
+        if leaves is None or len(leaves) != ndim:
+            raise self.core.error(
+                TypeMismatch, f"{what} must give {ndim} integers, not a {describe(t)}", node
+            )
+        for s in leaves:
+            if not s.type.is_int:
+                raise self.core.error(
+                    TypeMismatch, f"{what} must give integers, not {describe(s)}", node
+                )
+        return leaves
+
+    def unravel(
+        self, new: tuple[int, ...], old: tuple[int, ...], idx: Sequence[Scalar]
+    ) -> list[Scalar]:
+        const, binop = self.core.const, self.arith.binop
+        linear = const(0, (I64, True))
+        for k, s in enumerate(idx):
+            stride = const(math.prod(new[k + 1 :]), (I64, True))
+            linear = binop("add", linear, binop("mul", s, stride, None), None)
+        out = []
+        for k, extent in enumerate(old):
+            stride = const(math.prod(old[k + 1 :]), (I64, True))
+            q = binop("floordiv", linear, stride, None)
+            out.append(binop("mod", q, const(extent, (I64, True)), None))
+        return out
+
+    def _leaf(self, arr: object, path: tuple[Step, ...], idx: Sequence[Scalar]) -> Val:
+        if not is_array(arr):
+            raise TypeMismatch.at(f"a delayed array leaf must be an array, not {arr!r}", None)
+        name = ".".join(str(a) for k, a in path if k == "attr") or "array"
+        ref = self.names.classify(arr, path, name, None)
+        assert isinstance(ref, ArrayRef)
+        if ref.type.ndim != len(idx):
+            raise TypeMismatch.at(
+                f"'{name}' has {ref.type.ndim} dimensions but is read with {len(idx)} indices",
+                None,
+            )
+        convert, wrap = self.core.convert, self.exprs.wrap_index
+        values = [wrap(ref, k, convert(s, I64)).value for k, s in enumerate(idx)]
+        return Scalar(self.core.b.load(ref.value, values), False)
+
+
+def _shape(x: Any) -> tuple[int, ...]:
+    return tuple(int(n) for n in x.shape)

@@ -1,0 +1,43 @@
+"""Restriction checks, then lowering: what the driver compiles a target with.
+
+    lowered = check_and_lower(fn_or_delayed, rank)   # Lowered, or OffloadError with all
+                                                     # the restriction violations at once
+
+The restriction checks (``analysis.check.check_function``) run over a plain element function
+and over every element function held in a delayed-array tree (a ``traverse`` function's
+getter parameter is callable), so that the frontend only lowers programs already in the
+language subset and never reports those restrictions itself.
+"""
+
+from __future__ import annotations
+
+import types
+from typing import Any
+
+from offload.analysis.check import check_function, raise_diagnostics, sort_diagnostics
+from offload.diagnostics import Diagnostic
+from offload.frontend.lower import Lowered, lower
+from offload.frontend.nodes import ArrayNode, walk_functions
+from offload.frontend.source import get_source
+
+
+def check_and_lower(target: Any, rank: int) -> Lowered:
+    """Every restriction violation of ``target`` raised together, else its lowering."""
+    raise_diagnostics(check_target(target))
+    return lower(target, rank)
+
+
+def check_target(target: object) -> list[Diagnostic]:
+    """The restriction violations of an element function or of the functions of a
+    delayed-array tree, in reading order. Anything that is not a plain function is left
+    to ``lower`` (it reports the source as unavailable)."""
+    if isinstance(target, ArrayNode):
+        diags: list[Diagnostic] = []
+        for f in walk_functions(target):
+            if isinstance(f.fn, types.FunctionType):
+                src = get_source(f.fn)
+                diags.extend(check_function(src, callable_params=f.callable_params))
+        return sort_diagnostics(diags)
+    if isinstance(target, types.FunctionType):
+        return check_function(get_source(target))
+    return []
