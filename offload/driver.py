@@ -26,11 +26,9 @@ from typing import Any
 
 import numpy as np
 
-from offload.analysis.check import check_function
 from offload.backend import Backend
 from offload.config import config
-from offload.diagnostics import DiagnosticSink, TypeMismatch
-from offload.frontend.lower import Lowered, capture_type_key, lower
+from offload.frontend.lower import Lowered, capture_type_key, delayed_key
 from offload.frontend.reader import (
     Fetcher,
     Reader,
@@ -38,10 +36,10 @@ from offload.frontend.reader import (
     make_reader,
     make_resolution_test,
 )
-from offload.frontend.source import get_source
 from offload.ir.core import Capture, ConstArray, Function
 from offload.ir.resultcast import cast_results
 from offload.ir.types import ScalarType, scalar_of_dtype
+from offload.lowering import check_and_lower
 from offload.opt.manager import Trace, run_pipeline
 from offload.options import CompileOptions
 from offload.runtime.overlap import overlapping
@@ -92,8 +90,6 @@ def _table_key(target: Any) -> Any:
         # Keyed on the code object: a lambda re-created in a loop is the same kernel, and
         # its captures are re-read on every call (capture paths are by closure slot/name).
         return (target.__code__, id(target.__globals__))
-    from offload.frontend.lower import delayed_key
-
     return delayed_key(target)
 
 
@@ -106,25 +102,6 @@ def _entry(backend: Backend, target: Any, rank: int) -> Entry:
         entry = _new_entry(check_and_lower(target, rank), rank)
         _TABLE[tkey] = entry
     return entry
-
-
-def check_and_lower(target: Any, rank: int) -> Lowered:
-    """Restriction checks then lowering; every violation is reported together."""
-    if isinstance(target, types.FunctionType):
-        src = get_source(target)
-        sink = DiagnosticSink()
-        for diag in check_function(src):
-            sink.add(diag)
-        sink.raise_if_any()
-        nparams = len(src.param_names())
-        if nparams != rank:
-            raise TypeMismatch.at(
-                f"element function '{src.name}' takes {nparams} index argument(s) but the "
-                f"shape has rank {rank}",
-                src.smap.def_span(src.node),
-                hint="an element function takes one int per dimension of the result",
-            )
-    return lower(target, rank)
 
 
 def specialise(

@@ -10,6 +10,7 @@ from offload.config import config
 from offload.frontend.lower import fetch_captures
 from offload.ir.core import Function
 from offload.ir.printer import print_function
+from offload.lowering import check_and_lower
 from offload.targets import TARGETS, split_target
 
 
@@ -27,7 +28,7 @@ def explain(fn: Any, shape: Any = None, target: str = "cpu", *, file: TextIO | N
     shp, tgt = split_target(shape, fn) if shape is not None else split_target(fn, None)
     options = config.compile_options()
     backend = TARGETS[target].resolve(options)
-    lowered = driver.check_and_lower(tgt, len(shp))
+    lowered = check_and_lower(tgt, len(shp))
     # The kernel the target would run: on the contents it specialises on (the GPU's small
     # frozen arrays).
     pinned = backend.pinned_captures(fetch_captures(tgt, lowered))

@@ -160,8 +160,9 @@ def element_call(bench: Benchmark, inputs: dict[str, Any]) -> tuple[Any, ...]:
 
 def kernel_ptx(call: tuple[Any, ...], variant: Variant, cc: tuple[int, int]) -> tuple[str, str]:
     """(optimised IR text, PTX) of the element function under ``variant``."""
-    from offload.driver import check_and_lower, specialise
+    from offload.driver import specialise
     from offload.ir.printer import print_function
+    from offload.lowering import check_and_lower
     from offload.options import CompileOptions
     from offload.ptx.compile import compile_ptx
     from offload.ptx.kernel_source import build_kernel_source

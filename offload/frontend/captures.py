@@ -34,12 +34,6 @@ class CapturePath:
 
     steps: tuple[Step, ...]
 
-    def fetch(self, root: object) -> object:
-        """The value this path designates now (one read, for tests and ``explain``; the
-        driver's reads are generated functions: ``offload.frontend.reader``)."""
-        namespace: dict[str, object] = {"root": root}
-        return eval(steps_expr(self.steps, "0", namespace), namespace)
-
     def __str__(self) -> str:
         return "".join(f"{k}:{a if k != 'const' else type(a).__name__}/" for k, a in self.steps)
 

@@ -29,6 +29,7 @@ from offload.frontend.inline import Inliner
 from offload.frontend.loops import Loops
 from offload.frontend.names import Names
 from offload.frontend.nodes import ArrayNode, delayed_key
+from offload.frontend.reader import make_fetcher
 from offload.frontend.source import get_source
 from offload.frontend.stmt import Statements
 from offload.frontend.tree import TreeLowering
@@ -113,7 +114,7 @@ def lower(target: Callable[..., Any] | object, rank: int) -> Lowered:
 
 def fetch_captures(target: object, lowered: Lowered) -> list[object]:
     """The current values of ``lowered``'s captures, read from ``target`` (every call)."""
-    return [path.fetch(target) for path in lowered.captures]
+    return make_fetcher(lowered.captures)(target)
 
 
 def _lower_function(fn: object, rank: int) -> LoweringCore:

@@ -10,10 +10,10 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 
-from offload import driver
 from offload.analysis.uniform import thread_dependence
 from offload.ir.core import Return
 from offload.ir.interp import evaluate
+from offload.lowering import check_and_lower
 from offload.opt.manager import run_pipeline
 from offload.options import CompileOptions
 from tests.strategies.programs import programs
@@ -22,7 +22,7 @@ pytestmark = pytest.mark.unit
 
 
 def _ir(fn, rank=2):
-    return run_pipeline(driver.check_and_lower(fn, rank).ir, CompileOptions(verify=True))
+    return run_pipeline(check_and_lower(fn, rank).ir, CompileOptions(verify=True))
 
 
 def _loop_args(ir):

@@ -8,9 +8,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import offload as ol
-from offload.driver import check_and_lower
 from offload.frontend.lower import fetch_captures
 from offload.ir import interp
+from offload.lowering import check_and_lower
 
 pytestmark = pytest.mark.cpu
 

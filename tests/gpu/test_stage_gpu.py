@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import offload as ol
-from offload import driver
+from offload.lowering import check_and_lower
 from offload.opt.manager import run_pipeline
 from offload.options import CompileOptions
 from offload.ptx.backend import GPUBackend
@@ -43,7 +43,7 @@ def test_staged_lines_match_compute_s_bit_for_bit(case: LineCase):
 
 @pytest.mark.parametrize("case", LONG_CASES, ids=repr)
 def test_long_rank_one_loops_run_in_staged_lines(case: LineCase):
-    ir = run_pipeline(driver.check_and_lower(case.fn, 1).ir, CompileOptions())
+    ir = run_pipeline(check_and_lower(case.fn, 1).ir, CompileOptions())
     kernel = GPUBackend(mode="device").compile(ir, CompileOptions())
     assert kernel.leading().source.tile == LINE and kernel.leading().source.blocking == ()
 
@@ -58,7 +58,7 @@ def _same(fn, shape):
 
 def test_the_matmul_kernel_is_staged_and_blocked():
     case = matmul(300, 333, 517)
-    ir = run_pipeline(driver.check_and_lower(case.fn, 2).ir, CompileOptions())
+    ir = run_pipeline(check_and_lower(case.fn, 2).ir, CompileOptions())
     kernel = GPUBackend(mode="device").compile(ir, CompileOptions())
     lead = kernel.leading()
     assert lead.source.tile == TILE and lead.source.blocking == BLOCKINGS[0]
@@ -75,7 +75,7 @@ def test_the_matmul_kernel_is_staged_and_blocked():
     ids=repr,
 )
 def test_small_spaces_run_a_smaller_blocking_with_the_same_values(case, blocking):
-    ir = run_pipeline(driver.check_and_lower(case.fn, 2).ir, CompileOptions())
+    ir = run_pipeline(check_and_lower(case.fn, 2).ir, CompileOptions())
     kernel = GPUBackend(mode="device").compile(ir, CompileOptions())
     sms = device_info().sm_count
     assert 81 < sms <= 289  # the cases' tile counts assume that many SMs

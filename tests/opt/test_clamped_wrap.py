@@ -10,9 +10,10 @@ import z3
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from offload import driver
+from offload.frontend.lower import fetch_captures
 from offload.ir.interp import compute
 from offload.ir.printer import print_function
+from offload.lowering import check_and_lower
 from offload.opt.manager import run_pipeline
 from offload.options import CompileOptions
 from tests.opt.golden import filecheck, run_text
@@ -90,7 +91,7 @@ def _stencil(src: np.ndarray):
 
 def test_the_clamped_stencil_loads_without_a_wrap():
     f = _stencil(np.zeros((4, 4)))
-    out = print_function(run_pipeline(driver.check_and_lower(f, 2).ir, CompileOptions()))
+    out = print_function(run_pipeline(check_and_lower(f, 2).ir, CompileOptions()))
     assert "select" not in out, out
 
 
@@ -99,7 +100,7 @@ def test_the_clamped_stencil_loads_without_a_wrap():
 def test_the_clamped_stencil_keeps_its_values(h, w, n0, n1):
     src = np.random.default_rng(h * 7 + w).random((h, w))
     f = _stencil(src)
-    low = driver.check_and_lower(f, 2)
-    caps = [path.fetch(f) for path in low.captures]
+    low = check_and_lower(f, 2)
+    caps = fetch_captures(f, low)
     opt = run_pipeline(low.ir, CompileOptions(verify=True))
     assert same_results(compute(low.ir, (n0, n1), caps), compute(opt, (n0, n1), caps))

@@ -10,13 +10,14 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 
-from offload import driver
+from offload.frontend.lower import fetch_captures
 from offload.ir.core import Function
 from offload.ir.interp import compute
 from offload.ir.ops import TILE_OPS
 from offload.ir.parser import parse_function
 from offload.ir.printer import print_function
 from offload.ir.verifier import verify
+from offload.lowering import check_and_lower
 from offload.opt.manager import run_pipeline
 from offload.options import CompileOptions
 from offload.ptx.passes.early_loads import EarlyLoads
@@ -107,7 +108,7 @@ def test_random_programs_keep_their_interpreter_results(program: tuple[Any, ...]
 
 @pytest.mark.parametrize("case", CASES, ids=repr)
 def test_staged_kernels_keep_their_shared_memory_order_and_values(case: StagedCase) -> None:
-    ir = run_pipeline(driver.check_and_lower(case.fn, 2).ir, CompileOptions(verify=True))
+    ir = run_pipeline(check_and_lower(case.fn, 2).ir, CompileOptions(verify=True))
     staged = StageTiles(tile=4).run(ir)
     out = EarlyLoads().run(staged)
     verify(out)
@@ -116,5 +117,5 @@ def test_staged_kernels_keep_their_shared_memory_order_and_values(case: StagedCa
         return [[op.opcode.value for op in b.ops if op.opcode in TILE_OPS] for b in fn.blocks]
 
     assert tile_ops(out) == tile_ops(staged)
-    caps = [path.fetch(case.fn) for path in driver.check_and_lower(case.fn, 2).captures]
+    caps = fetch_captures(case.fn, check_and_lower(case.fn, 2))
     assert same_results(compute(staged, case.shape, caps), compute(out, case.shape, caps))

@@ -13,14 +13,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from offload import driver
 from offload.analysis.uniform import thread_dependence
+from offload.frontend.lower import fetch_captures
 from offload.ir.core import Branch, Function
 from offload.ir.interp import evaluate
 from offload.ir.ops import Opcode
 from offload.ir.parser import parse_function
 from offload.ir.printer import print_function
 from offload.ir.verifier import IRVerificationError, verify
+from offload.lowering import check_and_lower
 from offload.opt.manager import run_pipeline
 from offload.options import CompileOptions
 from offload.ptx.passes.jam import JamIndex
@@ -33,9 +34,9 @@ pytestmark = pytest.mark.unit
 
 
 def _lowered(fn, rank=2):
-    low = driver.check_and_lower(fn, rank)
+    low = check_and_lower(fn, rank)
     ir = run_pipeline(low.ir, CompileOptions(verify=True))
-    return ir, [path.fetch(fn) for path in low.captures]
+    return ir, fetch_captures(fn, low)
 
 
 def _jammed(ir: Function, factors: tuple[int, ...]) -> Function:
@@ -120,7 +121,7 @@ def test_golden_blocked_matmul():
             acc += a[i, k] * a[j, k]
         return acc
 
-    low = driver.check_and_lower(dot, 2)
+    low = check_and_lower(dot, 2)
     opts = CompileOptions(verify=True, disabled_passes=frozenset({"unroll"}))
     out = _jammed(run_pipeline(low.ir, opts), (2, 2))
     filecheck(

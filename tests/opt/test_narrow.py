@@ -15,10 +15,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from offload import driver
 from offload.ir.interp import compute
 from offload.ir.printer import print_function
 from offload.ir.verifier import verify
+from offload.lowering import check_and_lower
 from offload.opt.manager import run_pipeline
 from offload.options import CompileOptions
 from offload.ptx.passes.narrow import NARROW_LIMIT, NarrowIndexArithmetic
@@ -30,7 +30,7 @@ NARROW = NarrowIndexArithmetic()
 
 
 def _optimised(fn, rank):
-    return run_pipeline(driver.check_and_lower(fn, rank).ir, CompileOptions(verify=True))
+    return run_pipeline(check_and_lower(fn, rank).ir, CompileOptions(verify=True))
 
 
 def _lines(ir, opcode):

@@ -19,7 +19,6 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from offload import driver
 from offload.ir import interp
 from offload.ir.core import Function, Op
 from offload.ir.ops import Opcode
@@ -27,6 +26,7 @@ from offload.ir.parser import parse_function
 from offload.ir.printer import print_function
 from offload.ir.types import I32, I64
 from offload.ir.verifier import verify
+from offload.lowering import check_and_lower
 from offload.opt.manager import run_pipeline
 from offload.options import CompileOptions
 from offload.ptx.passes.narrow import NARROW_LIMIT, NSW, NarrowIndexArithmetic
@@ -40,7 +40,7 @@ _EXACT = {Opcode.ADD: operator.add, Opcode.SUB: operator.sub, Opcode.MUL: operat
 
 
 def _optimised(fn, rank):
-    return run_pipeline(driver.check_and_lower(fn, rank).ir, CompileOptions(verify=True))
+    return run_pipeline(check_and_lower(fn, rank).ir, CompileOptions(verify=True))
 
 
 def _int_arith(fn: Function) -> list[Op]:

@@ -7,10 +7,11 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 
-from offload import driver
+from offload.frontend.lower import fetch_captures
 from offload.ir.interp import compute
 from offload.ir.printer import print_function
 from offload.ir.verifier import verify
+from offload.lowering import check_and_lower
 from offload.opt.manager import run_pipeline
 from offload.opt.util import natural_loops
 from offload.options import CompileOptions
@@ -23,7 +24,7 @@ pytestmark = pytest.mark.unit
 
 
 def _optimised(fn, rank=2, **kw):
-    return run_pipeline(driver.check_and_lower(fn, rank).ir, CompileOptions(verify=True, **kw))
+    return run_pipeline(check_and_lower(fn, rank).ir, CompileOptions(verify=True, **kw))
 
 
 _A = np.ones((3, 50), np.float32)
@@ -51,7 +52,7 @@ def _rerolled(ir):
 @pytest.mark.parametrize("case", CASES, ids=repr)
 def test_the_unrolled_copy_goes_and_the_values_stay(case: StagedCase):
     ir = _optimised(case.fn)
-    caps = [p.fetch(case.fn) for p in driver.check_and_lower(case.fn, 2).captures]
+    caps = fetch_captures(case.fn, check_and_lower(case.fn, 2))
     out = _rerolled(ir)
     assert not _marked(out)
     assert len(natural_loops(out)) == len(natural_loops(ir)) - len(_marked(ir))

@@ -9,12 +9,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from offload import driver
+from offload.frontend.lower import fetch_captures
 from offload.ir.interp import compute
 from offload.ir.ops import Opcode
 from offload.ir.printer import print_function
 from offload.ir.tile_ops import tile_of, tile_slots
 from offload.ir.verifier import verify
+from offload.lowering import check_and_lower
 from offload.opt.manager import run_pipeline
 from offload.options import CompileOptions
 from offload.ptx.passes.narrow import NarrowIndexArithmetic
@@ -27,12 +28,12 @@ pytestmark = pytest.mark.unit
 
 
 def _optimised(fn, rank=2):
-    return run_pipeline(driver.check_and_lower(fn, rank).ir, CompileOptions(verify=True))
+    return run_pipeline(check_and_lower(fn, rank).ir, CompileOptions(verify=True))
 
 
 def _captures(fn, rank=2):
     """The values ``fn`` captures, in the IR's order."""
-    return [path.fetch(fn) for path in driver.check_and_lower(fn, rank).captures]
+    return fetch_captures(fn, check_and_lower(fn, rank))
 
 
 def _staged(ir, tile=4):

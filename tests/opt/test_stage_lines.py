@@ -10,12 +10,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from offload import driver
+from offload.frontend.lower import fetch_captures
 from offload.ir.interp import compute
 from offload.ir.ops import Opcode
 from offload.ir.printer import print_function
 from offload.ir.tile_ops import is_window, tile_of, window_slots
 from offload.ir.verifier import verify
+from offload.lowering import check_and_lower
 from offload.opt.licm import LoopInvariantCodeMotion
 from offload.opt.manager import run_pipeline
 from offload.options import CompileOptions
@@ -30,12 +31,12 @@ pytestmark = pytest.mark.unit
 
 
 def _rolled(fn):
-    ir = run_pipeline(driver.check_and_lower(fn, 1).ir, CompileOptions(verify=True))
+    ir = run_pipeline(check_and_lower(fn, 1).ir, CompileOptions(verify=True))
     return Reroll().run(ir)
 
 
 def _captures(fn):
-    return [path.fetch(fn) for path in driver.check_and_lower(fn, 1).captures]
+    return fetch_captures(fn, check_and_lower(fn, 1))
 
 
 def _staged(ir, line=4, bits=64):
@@ -99,7 +100,7 @@ def test_the_shared_memory_budget_limits_the_slots():
 
 
 def test_the_unrolled_loop_stages_no_window():
-    ir = run_pipeline(driver.check_and_lower(convolution(23, 19).fn, 1).ir, CompileOptions())
+    ir = run_pipeline(check_and_lower(convolution(23, 19).fn, 1).ir, CompileOptions())
     assert _slot_kinds(_staged(ir)) == (4, 0)  # step 4: w of four copies, no window
 
 

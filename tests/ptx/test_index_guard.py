@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from offload import driver
+from offload.lowering import check_and_lower
 from offload.ptx.guard import OFFSET_LIMIT, make_guard
 from offload.ptx.passes.narrow import NARROW_LIMIT
 
@@ -23,7 +23,7 @@ def uses_all(i, j):
 
 @pytest.fixture(scope="module")
 def fits():
-    return make_guard(driver.check_and_lower(uses_all, 2).ir)
+    return make_guard(check_and_lower(uses_all, 2).ir)
 
 
 def _caps(ir_names, arr=((2, 3), (3, 1)), n_value=5, flag_value=True):
@@ -33,12 +33,12 @@ def _caps(ir_names, arr=((2, 3), (3, 1)), n_value=5, flag_value=True):
 
 @pytest.fixture(scope="module")
 def names():
-    return [c.name for c in driver.check_and_lower(uses_all, 2).ir.captures]
+    return [c.name for c in check_and_lower(uses_all, 2).ir.captures]
 
 
 @pytest.fixture(scope="module")
 def unit_fits():
-    return make_guard(driver.check_and_lower(uses_all, 2).ir, unit_last=True)
+    return make_guard(check_and_lower(uses_all, 2).ir, unit_last=True)
 
 
 @pytest.mark.parametrize(

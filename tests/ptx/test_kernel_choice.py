@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pytest
 
-from offload import driver
+from offload.lowering import check_and_lower
 from offload.opt.manager import run_pipeline
 from offload.options import CompileOptions
 from offload.ptx.choice import FillGuard, KernelChoice, Variant, build_choice
@@ -128,7 +128,7 @@ def stencil(i, j):
 
 
 def _optimised(fn, rank):
-    return run_pipeline(driver.check_and_lower(fn, rank).ir, CompileOptions())
+    return run_pipeline(check_and_lower(fn, rank).ir, CompileOptions())
 
 
 def _ir_choice(plan, options=CompileOptions()):

@@ -14,7 +14,7 @@ import re
 import numpy as np
 import pytest
 
-from offload.driver import check_and_lower
+from offload.lowering import check_and_lower
 from offload.opt.manager import run_pipeline
 from offload.options import CompileOptions
 from offload.ptx.compile import compile_ptx

@@ -28,11 +28,11 @@ import numpy as np
 import pytest
 
 from benchmarks.lab.ablation import ptx_counts
-from offload.driver import check_and_lower
 from offload.frontend.lower import fetch_captures
 from offload.ir.core import Function
 from offload.ir.interp import compute
 from offload.ir.printer import print_function
+from offload.lowering import check_and_lower
 from offload.opt.manager import run_pipeline
 from offload.options import CompileOptions
 from offload.ptx.compile import compile_ptx

@@ -13,8 +13,9 @@ import numpy as np
 import pytest
 
 import offload as ol
-from offload.driver import check_and_lower, specialise
+from offload.driver import specialise
 from offload.ir.core import ConstArray
+from offload.lowering import check_and_lower
 from offload.options import CompileOptions
 from offload.ptx.compile import compile_ptx
 from offload.ptx.kernel_source import build_kernel_source

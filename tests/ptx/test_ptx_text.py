@@ -66,7 +66,7 @@ def test_mul_add_is_not_contracted_without_fastmath_and_is_with_it():
 
 
 def _reciprocal_norm_ptx(fastmath: bool) -> str:
-    from offload.driver import check_and_lower
+    from offload.lowering import check_and_lower
     from offload.opt.manager import run_pipeline
     from offload.options import CompileOptions
     from offload.ptx.compile import compile_ptx

@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-from offload import driver
+from offload.lowering import check_and_lower
 from offload.opt.manager import run_pipeline
 from offload.options import CompileOptions
 from offload.ptx.compile import compile_ptx
@@ -23,7 +23,7 @@ CC = (9, 0)
 
 
 def _ptx(fn, options: CompileOptions, bits: int = 32) -> tuple[str, int | None]:
-    ir = run_pipeline(driver.check_and_lower(fn, 1).ir, options)
+    ir = run_pipeline(check_and_lower(fn, 1).ir, options)
     ks = build_kernel_source(kernel_ir(ir, options, bits, simulator=False), index_bits=bits)
     return compile_ptx(ks, fn.__name__, CC), ks.tile
 

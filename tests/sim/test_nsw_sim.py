@@ -11,11 +11,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from offload.driver import check_and_lower
 from offload.ir.core import Function
 from offload.ir.ops import Opcode
 from offload.ir.semantics import eval_op
 from offload.ir.types import I32
+from offload.lowering import check_and_lower
 from offload.opt.manager import run_pipeline
 from offload.options import CompileOptions
 from offload.ptx.choice import KernelChoice

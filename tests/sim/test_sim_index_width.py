@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from offload import driver
+from offload.lowering import check_and_lower
 from offload.options import CompileOptions
 from offload.ptx.sim import SimBackend
 
@@ -32,7 +32,7 @@ def clamp(i, j):
 
 
 def _run(backend, fn, shape, values):
-    ir = driver.check_and_lower(fn, len(shape)).ir
+    ir = check_and_lower(fn, len(shape)).ir
     kernel = backend.compile(ir, CompileOptions(verify=True))
     (out,) = backend.allocate(shape, [np.dtype(t.dtype) for t in ir.result_types])
     kernel.launch(shape, [out], backend.prepare_captures([values[c.name] for c in ir.captures]))

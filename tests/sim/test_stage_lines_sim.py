@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 import offload as ol
-from offload import driver
 from offload.ir.tile_ops import tile_of
+from offload.lowering import check_and_lower
 from offload.opt.manager import run_pipeline
 from offload.options import CompileOptions
 from tests.corpus.staged_lines import CASES, LineCase, convolution
@@ -19,7 +19,7 @@ pytestmark = pytest.mark.sim
 
 
 def _kernel_ir(case: LineCase, options: CompileOptions):
-    ir = run_pipeline(driver.check_and_lower(case.fn, 1).ir, options)
+    ir = run_pipeline(check_and_lower(case.fn, 1).ir, options)
     return kernel_ir(ir, options, 32, simulator=True)
 
 

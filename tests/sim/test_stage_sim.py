@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 import offload as ol
-from offload import driver
 from offload.ir.tile_ops import tile_of
+from offload.lowering import check_and_lower
 from offload.opt.manager import run_pipeline
 from offload.options import CompileOptions
 from tests.corpus.staged import CASES, StagedCase, matmul, pairwise_distance
@@ -25,7 +25,7 @@ BIG = [matmul(13, 29, 21, seed=5), matmul(17, 12, 9, seed=6), matmul(8, 25, 40, 
 
 @pytest.mark.parametrize("case", [*CASES, *BIG], ids=repr)
 def test_compute_g_matches_compute_s_bit_for_bit(case: StagedCase):
-    ir = run_pipeline(driver.check_and_lower(case.fn, 2).ir, CompileOptions())
+    ir = run_pipeline(check_and_lower(case.fn, 2).ir, CompileOptions())
     staged = kernel_ir(ir, CompileOptions(), 32, simulator=True)
     assert (tile_of(staged) == SIM_TILE) is case.staged
     assert staged.blocking == (SIM_BLOCKINGS[0] if case.blocked else ())
@@ -45,7 +45,7 @@ def test_bounds_checked_kernels_are_not_staged_and_still_fault():
             acc += a[i, k] * a[j, k]
         return acc
 
-    ir = run_pipeline(driver.check_and_lower(f, 2).ir, CompileOptions(bounds_check=True))
+    ir = run_pipeline(check_and_lower(f, 2).ir, CompileOptions(bounds_check=True))
     assert tile_of(kernel_ir(ir, CompileOptions(bounds_check=True), 32, simulator=True)) is None
     saved = ol.config.bounds_check
     try:
