@@ -12,6 +12,12 @@
 #             (compute_p only for the three whose compute_s takes minutes)
 #   profile   Nsight Compute metrics of compute_g and the CUDA peers (tools/gpu-profile.sh) for
 #             PROFILE_NAMES (default: the benchmarks that miss their targets)
+#   overhead  the launch-overhead / compile-time benchmark alone (benchmarks/lab/overhead.py)
+#   base-A base-B base-C base-D base-overhead
+#             the same, run by an earlier revision's tree in _base/ (a before/after in one
+#             call, on one machine): here, `mkdir _base && git archive REV offload benchmarks
+#             tools | tar -x -C _base` (_base/ is in .git/info/exclude: carry it with .whl);
+#             its kernels are cached apart (OFFLOAD_CACHE_DIR)
 # Everything is written under $OUT/run (fetched back as one tarball, $OUT/gpu-run.tgz);
 # short tables are printed last.
 set -uo pipefail
@@ -57,6 +63,17 @@ for arg in "$@"; do
       # shellcheck disable=SC2086
       OUT="$RUN" PROFILE_TIMEOUT=60 timeout "$limit" bash tools/gpu-profile.sh --peers $names > "$RUN/profile.log" 2>&1 || status=1
       summary+=("$(sed -n '/^| bench/,/^$/p' "$RUN/profile/summary.md" 2>/dev/null | cut -c1-260)") ;;
+    overhead)
+      timeout "$limit" python3 benchmarks/lab/overhead.py --json "$RUN/overhead.json" > "$RUN/overhead.txt" 2>&1 || status=1
+      summary+=("$(grep -A 30 '^== offload GPU overhead' "$RUN/overhead.txt")") ;;
+    base-A|base-B|base-C|base-D)
+      group="${stage#base-}"
+      (cd _base && OFFLOAD_CACHE_DIR=/tmp/offload-base-cache OUT="$RUN/base" timeout "$limit" bash benchmarks/gpu-bench.sh "$group" 3) > "$RUN/bench-$stage.log" 2>&1 || status=1
+      summary+=("$(grep -E '^\|' "$RUN/bench-$stage.log" | grep -v -- '---' | cut -c1-220)") ;;
+    base-overhead)
+      script=benchmarks/lab/overhead.py; [ -f "_base/$script" ] || script=benchmarks/overhead.py
+      (cd _base && OFFLOAD_CACHE_DIR=/tmp/offload-base-cache PYTHONPATH="/tmp/site:$PWD" timeout "$limit" python3 "$script" --json "$RUN/base-overhead.json") > "$RUN/base-overhead.txt" 2>&1 || status=1
+      summary+=("$(grep -A 30 '^== offload GPU overhead' "$RUN/base-overhead.txt")") ;;
     *) echo "unknown stage $stage"; status=2 ;;
   esac
   echo "== stage $stage: $(( $(date +%s) - start )) s (status so far $status)"

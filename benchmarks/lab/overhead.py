@@ -121,7 +121,7 @@ def launch_overhead(n: int) -> dict[str, Any]:
     def ewk_call() -> None:
         ewk(alpha, x, y, out2)
 
-    nb_kernel = cuda.jit(python_function(kernel.source, "saxpy_numba"))
+    nb_kernel = cuda.jit(python_function(lead.source, "saxpy_numba"))
     nb_args = [
         np.int64(n),
         cuda.as_cuda_array(out2),

@@ -102,7 +102,15 @@ class KernelChoice:
 
     def launch(self, shape: tuple[int, ...], outs: Sequence[Any], captures: Sequence[Any]) -> None:
         """Run over ``shape`` with the kernel whose guards this launch meets."""
-        self.pick(shape, captures).launch(shape, outs, captures)
+        first = self.first  # the common case first: one guard, one call
+        guard = first.guard
+        if guard is None or guard(shape, captures):
+            kernel = first.kernel
+            if type(kernel) is KernelChoice:
+                kernel = kernel.pick(shape, captures)
+            kernel.launch(shape, outs, captures)
+        else:
+            self.pick(shape, captures).launch(shape, outs, captures)
 
     def leading(self) -> LoadedKernel:
         """The kernel of the first variant at every level."""
