@@ -41,6 +41,10 @@ def _names(env: Mapping[str, str], name: str) -> frozenset[str]:
     return frozenset(p.strip() for p in env.get(name, "").split(",") if p.strip())
 
 
+_KERNEL_DUMPS = frozenset({"source", "ptx"})
+"""``dump`` entries that print kernels rather than IR."""
+
+
 @dataclass
 class Config:
     """Run-time configuration of offload (see the module docstring for the variables)."""
@@ -60,7 +64,9 @@ class Config:
     verify: bool = False
     """Verify the IR after every pass (slower; on in the test suite)."""
     dump: frozenset[str] = frozenset()
-    """What to print while compiling: ``ir``, ``source``, ``ptx``."""
+    """What to print while compiling: ``ir`` (the IR after every pass of every pipeline),
+    a pass name (the IR after that pass), ``source`` (each kernel's generated source),
+    ``ptx`` (each GPU kernel's PTX)."""
     debug: bool = False
     """Re-raise internal errors with their compiler frames instead of a clean message."""
     gpu_simulator: bool = False
@@ -106,6 +112,10 @@ class Config:
                 bounds_check=self.bounds_check,
                 fastmath=self.fastmath,
                 verify=self.verify,
+                print_after=frozenset(
+                    "all" if d == "ir" else d for d in self.dump if d not in _KERNEL_DUMPS
+                ),
+                print_kernels=self.dump & _KERNEL_DUMPS,
             )
             object.__setattr__(self, "_options", cached)
         return cached

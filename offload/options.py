@@ -22,7 +22,10 @@ class CompileOptions:
     select_threshold: int = 4
     """Branch->select merging: most mismatching instructions tolerated (paper §4.2)."""
     print_after: frozenset[str] = field(default_factory=frozenset[str])
-    """Print the IR after these passes (``"all"`` for every pass)."""
+    """Print the IR after these passes (``"all"`` for every pass), whichever target's
+    pipeline runs them."""
+    print_kernels: frozenset[str] = field(default_factory=frozenset[str])
+    """Print each compiled kernel's ``"source"`` (the generated Python) and/or ``"ptx"``."""
 
     def key(self) -> str:
         """A stable text form for cache keys."""

@@ -150,6 +150,8 @@ class CpuBackend:
 
         ensure_int128_helpers()
         src, hooks = _source(fn, options, self.parallel)
+        if "source" in options.print_kernels:
+            print(f"// kernel source of {fn.name} ({self.name})\n{src}")
         digest = hashlib.sha256(src.encode()).hexdigest()[:12]
         filename = f"<offload {self.name} {fn.name} {digest}>"
         # numba reads kernel source through linecache (for its error messages)

@@ -95,6 +95,7 @@ class GPUBackend:
         entry = self.cache.get_or_compile(
             key, lambda: self._compile_entry(ks, fn.name, dev.cc, options.fastmath)
         )
+        _print_kernel(options, fn.name, ks.source, entry.ptx)
         kernel = GPUKernel(
             cp=cp,
             ks=ks,
@@ -253,3 +254,11 @@ def _is_array(x: Any) -> bool:
     if isinstance(x, (np.generic, int, float, bool)):
         return False
     return hasattr(x, "__cuda_array_interface__")  # (builds the dict for some types)
+
+
+def _print_kernel(options: CompileOptions, name: str, source: str, ptx: str) -> None:
+    """``ol.config.dump``'s ``source`` and ``ptx``."""
+    if "source" in options.print_kernels:
+        print(f"// kernel source of {name} (gpu)\n{source}")
+    if "ptx" in options.print_kernels:
+        print(f"// PTX of {name}\n{ptx}")

@@ -31,6 +31,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from offload.ir.core import Function
+from offload.ir.printer import print_function
 from offload.ir.types import ArrayType
 from offload.opt.manager import Trace, run_pipeline
 from offload.options import CompileOptions
@@ -152,14 +153,17 @@ class KernelPlan:
         trace: Trace | None = None,
     ) -> tuple[ShapeVariant, Function]:
         """The first shape variant of ``index`` that applies and its IR (the kernel a
-        large launch of that width runs); ``trace`` sees only that variant's passes."""
+        large launch of that width runs); ``trace`` (else ``options.print_after``) sees
+        only that variant's passes."""
         for shape in self.shape_variants(fn.rank):
             seen: list[tuple[str, Function]] = []
             ir = self.kernel_ir(fn, options, index, shape, _collect(seen))
             if ir is not None:
-                if trace is not None:
-                    for step, after in seen:
+                for step, after in seen:  # (already filtered by options.print_after)
+                    if trace is not None:
                         trace(step, after)
+                    elif options.print_after:
+                        print(f"// IR after {step}\n{print_function(after)}")
                 return shape, ir
         raise AssertionError("the last shape variant always applies")
 

@@ -49,6 +49,8 @@ class SimBackend:
         ks = build_kernel_source(
             fn, bounds_check=options.bounds_check, index_bits=index.bits, unit_last=index.unit_last
         )
+        if "source" in options.print_kernels:
+            print(f"// kernel source of {fn.name} (gpu-sim)\n{ks.source}")
         names = [c.name for c in fn.captures]
         return SimKernel(ks, simulator_kernel(ks, fn.name), fn.name, names)
 
