@@ -10,8 +10,6 @@ from offload.config import config
 from offload.diagnostics import CompileError, OffloadError
 from offload.targets import GPU, PAR, SEQ, Target, split_target
 
-Shape = int | tuple[int, ...]
-
 
 def _call(target: Target, shape_or_delayed: Any, fn: Any, dtype: Any, out: Any) -> Any:
     """One ``compute_*`` call; errors leave it with their frames (see ``_user_error``)."""

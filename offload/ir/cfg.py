@@ -53,11 +53,6 @@ def reverse_postorder(fn: Function) -> list[Block]:
     return order
 
 
-def reachable(fn: Function) -> set[Block]:
-    """The blocks reachable from the entry."""
-    return set(reverse_postorder(fn))
-
-
 def immediate_dominators(fn: Function) -> dict[Block, Block | None]:
     """Immediate dominator of each reachable block (``None`` for the entry).
 

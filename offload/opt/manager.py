@@ -43,16 +43,8 @@ class Pass(Protocol):
     def run(self, fn: Function) -> Function: ...
 
 
-class PassClass(Protocol):
-    """A registered pass class: builds its instance from the compile options."""
-
-    name: ClassVar[str]
-
-    def from_options(self, options: CompileOptions) -> Pass: ...
-
-
 Registry = Mapping[str, Any]
-"""Pass name -> pass class (``PassClass``; ``Any`` so that dataclasses type-check)."""
+"""Pass name -> pass class: a ``FunctionPass`` subclass (``offload.opt.base``)."""
 
 
 class UnknownPassError(ValueError):

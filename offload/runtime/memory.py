@@ -1,7 +1,8 @@
 """Unified (managed) memory: results as NumPy arrays the host and the GPU both use.
 
-* ``allocate_managed`` checks free device memory first and refuses with ``MemoryError``
-  rather than oversubscribing (an oversubscribed managed allocation can hang the GPU).
+* ``ManagedPool`` checks free device memory before every new block and refuses with
+  ``MemoryError`` rather than oversubscribing (an oversubscribed managed allocation can
+  hang the GPU).
 * A NumPy array over managed memory keeps its ``ManagedBuffer`` alive through ``.base``;
   ``managed_buffer(x)`` recognises such arrays (and views of them), so that a result passed
   into the next ``compute_g`` is used in place, never copied.
@@ -94,23 +95,13 @@ def _check_free(cp: Any, nbytes: int) -> None:
         )
 
 
-def allocate_managed(cp: Any, shape: tuple[int, ...], dtype: np.dtype[Any]) -> np.ndarray[Any, Any]:
-    """A C-contiguous NumPy array of ``shape`` over fresh managed memory (no pool).
-
-    Raises ``MemoryError`` naming the sizes if it would not fit in free device memory with
-    the safety margin."""
-    nbytes = math.prod(shape) * dtype.itemsize
-    _check_free(cp, nbytes)
-    return _array_over(ManagedBuffer(cp.cuda.malloc_managed(max(nbytes, 1)), nbytes), shape, dtype)
-
-
 class ManagedPool:
     """Unified mode's results: managed blocks in size classes (as ``DevicePool``), handed
     back when the last array over one dies.
 
     ``cudaMallocManaged`` and the ``cudaFree`` of a dead result (which synchronises the
     device) would otherwise cost more than the kernel at small sizes. The free-memory check
-    runs before every *new* managed allocation, exactly as ``allocate_managed`` does; a
+    runs before every *new* managed allocation; a
     block taken from the free list is not a new allocation (the device already counts it
     as used), so it needs none. A check that fails first releases the cached blocks and
     asks again, so the pool never turns a fitting request into a ``MemoryError``."""

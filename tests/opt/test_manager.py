@@ -74,7 +74,9 @@ def test_step_arguments_set_the_pass_fields():
 
 def test_gpu_variant_pipeline_traces_every_pass_it_ran():
     seen: list[str] = []
-    GPU_PLAN.first_ir(_optimised(), CompileOptions(), INDEX["narrow32"], lambda s, f: seen.append(s))
+    GPU_PLAN.first_ir(
+        _optimised(), CompileOptions(), INDEX["narrow32"], lambda s, f: seen.append(s)
+    )
     assert seen == ["narrow", "licm", "reroll", "jam{factors=8x8}", "stage", "const_bank",
                     "early_loads"]  # fmt: skip
 

@@ -12,7 +12,7 @@ from offload.diagnostics import GPUUnavailable, OffloadError
 from offload.runtime import gpu
 from offload.runtime.memory import (
     FrozenTable,
-    allocate_managed,
+    ManagedPool,
     input_view,
     managed_buffer,
     output_pointer,
@@ -28,19 +28,19 @@ GIB = 1 << 30
 def test_managed_allocation_larger_than_free_memory_is_refused_naming_sizes():
     cp, _ = fakecupy.make(free=2 * GIB, total=80 * GIB)
     with pytest.raises(MemoryError, match=r"3072\.0 MiB.*2048\.0 MiB of the device's 81920\.0 MiB"):
-        allocate_managed(cp, (3 * GIB // 4,), np.dtype(np.float32))
+        ManagedPool(cp).empty((3 * GIB // 4,), np.dtype(np.float32))
 
 
 def test_managed_allocation_within_the_safety_margin_is_refused():
     cp, _ = fakecupy.make(free=GIB, total=80 * GIB)
     assert safety_margin(80 * GIB) == 4 * GIB
     with pytest.raises(MemoryError, match="safety margin"):
-        allocate_managed(cp, (1024,), np.dtype(np.float64))
+        ManagedPool(cp).empty((1024,), np.dtype(np.float64))
 
 
 def test_managed_result_is_recognised_and_passed_in_place_with_a_prefetch():
     cp, state = fakecupy.make()
-    x = allocate_managed(cp, (4, 5), np.dtype(np.float32))
+    x = ManagedPool(cp).empty((4, 5), np.dtype(np.float32))
     assert managed_buffer(x[1:]) is managed_buffer(x) is not None
     view = input_view(cp, x[:, 1:], stream_ptr=0, table=FrozenTable())
     assert view.ptr == x[:, 1:].__array_interface__["data"][0]
