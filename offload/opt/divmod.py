@@ -25,18 +25,10 @@ from offload.ir.types import BOOL, ScalarType
 from offload.opt.base import FunctionPass
 from offload.opt.poly import Expander, Poly, divide_monomial, poly_range, single_monomial
 from offload.opt.rewrite import FactRewriter, Rewriter, Rule
+from offload.opt.util import op_is_int as _int
+from offload.opt.util import op_type as _t
 
 _MOD_OF = {Opcode.FLOORMOD: Opcode.FLOORDIV, Opcode.REM: Opcode.DIV}
-
-
-def _t(op: Op) -> ScalarType:
-    t = op.result.type
-    assert isinstance(t, ScalarType)
-    return t
-
-
-def _int(op: Op) -> bool:
-    return _t(op).is_int
 
 
 def _decided_compare(op: Op, rw: Rewriter) -> Value | None:

@@ -18,19 +18,10 @@ from offload.ir.ops import Opcode
 from offload.ir.types import ScalarType
 from offload.opt.base import FunctionPass
 from offload.opt.rewrite import Rewriter, Rule
+from offload.opt.util import op_type as _t
 from offload.options import CompileOptions
 
 Apply = Callable[[Op, Rewriter], Value | None]
-
-
-def _t(op: Op) -> ScalarType:
-    t = op.result.type
-    assert isinstance(t, ScalarType)
-    return t
-
-
-def _int(op: Op) -> bool:
-    return _t(op).is_int
 
 
 def _intlike(op: Op) -> bool:

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from offload.ir.cfg import immediate_dominators, predecessors, reverse_postorder
 from offload.ir.core import Block, Branch, Function, Jump, Op, Return, Value
 from offload.ir.ops import Opcode
+from offload.ir.types import ScalarType
 
 
 def resolve(mapping: dict[Value, Value], value: Value) -> Value:
@@ -32,6 +33,18 @@ def replace_uses(fn: Function, mapping: dict[Value, Value]) -> None:
             t.else_args = [resolve(mapping, v) for v in t.else_args]
         elif isinstance(t, Return):
             t.values = [resolve(mapping, v) for v in t.values]
+
+
+def op_type(op: Op) -> ScalarType:
+    """The scalar type of ``op``'s result (rewrite rules apply to scalar ops only)."""
+    t = op.result.type
+    assert isinstance(t, ScalarType)
+    return t
+
+
+def op_is_int(op: Op) -> bool:
+    """Whether ``op`` gives an integer."""
+    return op_type(op).is_int
 
 
 def const_value(defs: dict[Value, Op], value: Value) -> object | None:
