@@ -26,7 +26,7 @@ import dataclasses
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, ClassVar, Protocol, Union
+from typing import Any, ClassVar, Protocol
 
 from offload.ir.core import Function
 from offload.ir.printer import print_function
@@ -78,7 +78,7 @@ class First:
         return f"first({' | '.join(_text(a) for a in self.alternatives)})"
 
 
-Item = Union[Step, First]  # noqa: UP007  (a runtime alias used in isinstance-free unions)
+Item = Step | First
 Pipeline = tuple[Item, ...]
 
 
@@ -92,7 +92,7 @@ _TOKEN = re.compile(r"\s*(first\(|[A-Za-z_][A-Za-z0-9_]*|\{[^}]*\}|[,|()])")
 def parse_pipeline(text: str, registry: Registry | None = None) -> Pipeline:
     """The pipeline ``text`` describes; names must be in ``registry`` (default: the common
     optimiser's), else ``UnknownPassError`` listing the known ones."""
-    reg = _common() if registry is None else registry
+    reg = COMMON if registry is None else registry
     tokens = _tokens(text)
     items, pos = _parse_items(tokens, 0, text, reg)
     if pos != len(tokens):
@@ -221,9 +221,9 @@ def run_pipeline(
     ``options.print_after`` (all with ``"all"``; every pass when ``print_after`` is
     empty); without ``trace``, ``print_after`` prints to stdout.
     """
-    reg = _common() if registry is None else registry
+    reg = COMMON if registry is None else registry
     if pipeline is None:
-        pipeline = options.pipeline if options.pipeline is not None else _default()
+        pipeline = options.pipeline if options.pipeline is not None else DEFAULT_PIPELINE
     items = parse_pipeline(pipeline, reg) if isinstance(pipeline, str) else pipeline
     seen: list[tuple[str, Function]] = []
     fn, _ = _Runner(reg, options, overrides or {}, seen).run(fn, items)
@@ -299,11 +299,3 @@ def _verify_after(step: str, fn: Function) -> None:
     except IRVerificationError as err:
         err.add_note(f"after pass {step!r}:\n{print_function(fn)}")
         raise
-
-
-def _common() -> Registry:
-    return COMMON
-
-
-def _default() -> str:
-    return DEFAULT_PIPELINE

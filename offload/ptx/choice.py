@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol, Union
+from typing import Any, Protocol
 
 from offload.ir.core import Function
 from offload.options import CompileOptions
@@ -54,7 +54,7 @@ class Variant:
     """One variant of a choice: its name (``offload.ptx.plan``), kernel and guard."""
 
     name: str
-    kernel: Union[LoadedKernel, KernelChoice]  # noqa: UP007  (a forward reference)
+    kernel: LoadedKernel | KernelChoice
     guard: Guard | None
     """``None``: every launch that reaches it."""
 
