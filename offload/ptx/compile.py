@@ -19,6 +19,7 @@ import numpy as np
 from offload.diagnostics import CompileError
 from offload.ptx.intrinsics import SIMULATOR_FUNCTIONS, device_intrinsics
 from offload.ptx.kernel_source import KernelSource, ParamKind
+from offload.ptx.numba_compat import ensure_compatible
 
 
 def _numba_type(
@@ -47,6 +48,7 @@ def python_function(ks: KernelSource, user_name: str, simulator: bool = False) -
 
     The source's ``nsw_*_i32`` calls (``offload.ptx.intrinsics``) are bound to the numba-cuda
     intrinsics, or with ``simulator`` to plain Python (the simulator cannot run intrinsics)."""
+    ensure_compatible()
     from numba import cuda
 
     filename = f"<offload kernel {user_name}>"
