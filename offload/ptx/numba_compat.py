@@ -18,16 +18,15 @@ import numpy as np
 from offload.diagnostics import GPUUnavailable
 
 _LOCK = threading.Lock()
-_DONE = False
+_LOADED = threading.Event()
 
 
 def ensure_compatible() -> None:
     """Make numba-cuda's typing tables loadable on this NumPy (once per process)."""
-    global _DONE
-    if _DONE:
+    if _LOADED.is_set():
         return
     with _LOCK:
-        if _DONE:
+        if _LOADED.is_set():
             return
         missing = not hasattr(np, "row_stack")
         if missing:
@@ -48,7 +47,7 @@ def ensure_compatible() -> None:
         finally:
             if missing:
                 del np.row_stack  # type: ignore[attr-defined]
-        _DONE = True
+        _LOADED.set()
 
 
 def _version(name: str) -> str:
