@@ -34,7 +34,7 @@ def ensure_compatible() -> None:
         try:
             from numba import config
 
-            if not config.ENABLE_CUDASIM:  # the simulator has no typing tables of its own
+            if not getattr(config, "ENABLE_CUDASIM", 0):  # the simulator: no typing tables
                 import numba.cuda.np.arrayobj  # noqa: F401  (registers the overloads)
         except Exception as err:
             raise GPUUnavailable.at(
