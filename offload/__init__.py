@@ -6,6 +6,7 @@ Repa-style delayed arrays (``from_function``, ``map``, ``zip_with``, ``backpermu
 for settings; ``ol.explain`` for the IR, passes and generated kernels.
 """
 
+from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
 from offload.api import compute_g, compute_p, compute_s
@@ -25,6 +26,11 @@ from offload.diagnostics import (
     WriteNotAllowed,
 )
 from offload.explain import explain
+
+try:
+    __version__ = version("offload")
+except PackageNotFoundError:  # a source tree on sys.path, not installed
+    __version__ = "0+unknown"
 
 
 def use(array: Any) -> Any:
