@@ -5,8 +5,12 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 echo "== lint"
-ruff check offload tests benchmarks
-ruff format --check offload tests benchmarks
+ruff check offload tests benchmarks examples
+ruff format --check offload tests benchmarks examples
+echo "== docs"
+site=$(mktemp -d)
+mkdocs build --strict --quiet -d "$site"
+rm -rf "$site"
 echo "== types"
 mypy offload
 echo "== unit, cpu, ptx lanes"
