@@ -6,10 +6,13 @@ file's own; ``SourceMap`` owns the byte-offset -> character-column conversion (t
 """
 
 from __future__ import annotations
+import __future__
 
 import ast
 import builtins
+import functools
 import linecache
+import operator
 import types
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -190,7 +193,10 @@ def _def_span(smap: SourceMap, node: ast.AsyncFunctionDef, keyword: str) -> Span
     return Span(smap.file, line, c0, line, c0 + len(keyword), smap.line_text(line))
 
 
-_MODULE_CODE: dict[tuple[str, tuple[str, ...]], types.CodeType | None] = {}
+_MODULE_CODE: dict[tuple[str, tuple[str, ...], int], types.CodeType | None] = {}
+_FUTURE_FLAGS = functools.reduce(
+    operator.or_, (getattr(__future__, f).compiler_flag for f in __future__.all_feature_names)
+)
 
 
 def _compiles_to(file: str, lines: tuple[str, ...], tree: ast.Module, code: types.CodeType) -> bool:
@@ -198,10 +204,13 @@ def _compiles_to(file: str, lines: tuple[str, ...], tree: ast.Module, code: type
     the file was edited after the function was defined. Where no code object of the file
     has ``code``'s name and first line (source shown by a tool that rewrote it), there is
     nothing to compare and the source is trusted."""
-    key = (file, lines)
+    # The future flags a function was compiled with come from its file or from the code
+    # that exec'd it (compile() inherits its caller's): compile with the same ones.
+    futures = code.co_flags & _FUTURE_FLAGS
+    key = (file, lines, futures)
     if key not in _MODULE_CODE:
         try:
-            _MODULE_CODE[key] = compile(tree, file, "exec", dont_inherit=True)
+            _MODULE_CODE[key] = compile(tree, file, "exec", flags=futures, dont_inherit=True)
         except (SyntaxError, ValueError):
             _MODULE_CODE[key] = None
     module = _MODULE_CODE[key]
