@@ -173,8 +173,8 @@ def get_source(fn: Callable[..., Any]) -> FunctionSource:
             f"the source of '{fn.__qualname__}' in {file} no longer matches the code "
             "that runs: the file changed since the function was defined",
             smap.def_span(found),
-            hint="re-import the module (importlib.reload) or restart, so that offload "
-            "compiles what Python runs",
+            hint="reload the module (or restart Python) so that the code that runs is the "
+            "code in the file",
         )
     src = FunctionSource(fn, found, smap)
     _SOURCES[code] = src
