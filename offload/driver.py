@@ -217,7 +217,14 @@ def _run(  # noqa: PLR0917
     """``run`` by the full path: entry lookup, argument checks, specialisation lookup."""
     entry = _entry(backend, target, len(shape))
     assert entry.fetch is not None
-    values = entry.fetch(target)
+    try:
+        values = entry.fetch(target)
+    except Exception:
+        # A captured global was deleted or a closure cell emptied since the entry was
+        # lowered: lowering again reports it, located at its use.
+        _TABLE.pop((backend, _table_key(target)), None)
+        check_and_lower(target, len(shape))
+        raise
     if dtype is None and out is None:
         want = None
     else:

@@ -21,7 +21,7 @@ from offload.frontend.promote import (
 )
 from offload.frontend.values import Scalar
 from offload.ir.ops import Opcode
-from offload.ir.types import BOOL, F64, ScalarType
+from offload.ir.types import BOOL, F64, I64, ScalarType
 
 
 @dataclass(frozen=True)
@@ -44,18 +44,8 @@ class Arith:
             )
         if op == "pow" and a.weak and b.weak and isinstance(b.const, int) and b.const < 0:
             key = (F64, True)  # Python: int ** negative int is a float
-        elif (
-            op == "pow" and a.weak and b.weak and key[0].is_int and b.const is None
-        ) and not b.nonneg:
-            # CPython's result type depends on the exponent's sign at run time.
-            raise self.core.error(
-                TypeMismatch,
-                "int ** int with an exponent that may be negative (CPython would give "
-                "a float for a negative one)",
-                node,
-                hint="write float(x) ** y, or use an exponent known to be >= 0 "
-                "(an index or a range counter)",
-            )
+        elif op == "pow":
+            self.check_int_power(a, b, key[0], node)
         rt, weak = key
         if op == "truediv" or not rt.is_bool:
             opnd_t = rt
@@ -73,6 +63,27 @@ class Arith:
             opcode = Opcode.AND
         nonneg = rt.is_int and op in NONNEG_KEEPING and a.nonneg and b.nonneg
         return Scalar(self.core.b.binary(opcode, x, y), weak, None, nonneg)
+
+    def check_int_power(
+        self, a: Scalar, b: Scalar, rt: ScalarType, node: ast.AST | None, name: str = "**"
+    ) -> None:
+        """Reject an integer power whose exponent may be negative: CPython's result type
+        depends on its sign at run time, and NumPy raises for a negative one."""
+        if not rt.is_int or b.type.is_bool or b.type.is_float or b.nonneg:
+            return
+        if b.const is not None and b.const >= 0:
+            return
+        if a.weak and b.weak and name == "**":
+            what = "CPython would give a float for a negative one"
+        else:
+            what = "NumPy raises ValueError for a negative one"
+        raise self.core.error(
+            TypeMismatch,
+            f"integer {name} with an exponent that may be negative ({what})",
+            node,
+            hint="write float(x) ** y, or use an exponent known to be >= 0 "
+            "(an index or a range counter)",
+        )
 
     def _fold(
         self, op: str, a: Scalar, b: Scalar, key: tuple[ScalarType, bool], node: ast.AST | None
@@ -127,6 +138,37 @@ class Arith:
         weak = a.weak and b.weak
         if weak and a.const is not None and b.const is not None:
             return self.core.const(bool(PY_COMPARE[opcode](a.const, b.const)), (BOOL, True))
+        exact = self._exact_int_compare(opcode, a, b)
+        if exact is not None:
+            return exact
         x = self.core.convert(a, key[0]).value
         y = self.core.convert(b, key[0]).value
         return Scalar(self.core.b.binary(opcode, x, y), weak)
+
+    def _exact_int_compare(self, opcode: Opcode, a: Scalar, b: Scalar) -> Scalar | None:
+        """NumPy 2 compares a NumPy integer with a Python int exactly, whatever the int's
+        value (``np.uint8(5) > -3`` is True): compare in int64, which holds both, or for
+        uint64 test the Python int's sign first. ``None`` when the usual path is exact."""
+        if a.weak == b.weak:
+            return None
+        strong, weak = (b, a) if a.weak else (a, b)
+        st = strong.type
+        if not st.is_int or st.is_bool or st == I64 or not weak.type.is_int or weak.type.is_bool:
+            return None
+        if st.bits <= 32:
+            x = self.core.convert(a, I64).value
+            y = self.core.convert(b, I64).value
+            return Scalar(self.core.b.binary(opcode, x, y), False)
+        # uint64 against an int64 Python int: a negative one is below every uint64.
+        below = bool(PY_COMPARE[opcode](-1, 0) if a.weak else PY_COMPARE[opcode](0, -1))
+        if weak.nonneg or (weak.const is not None and int(weak.const) >= 0):
+            return None
+        if weak.const is not None:
+            return self.core.const(below, (BOOL, False))
+        zero = self.core.b.const(0, I64)
+        negative = self.core.b.binary(Opcode.LT, weak.value, zero)
+        x = self.core.b.cast(a.value, st) if a.weak else a.value
+        y = self.core.b.cast(b.value, st) if b.weak else b.value
+        unsigned = self.core.b.binary(opcode, x, y)
+        fixed = self.core.b.const(below, BOOL)
+        return Scalar(self.core.b.select(negative, fixed, unsigned), False)

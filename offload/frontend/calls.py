@@ -27,6 +27,8 @@ _UFUNC_BINARY = {
     "remainder": "mod",
     "mod": "mod",
 }
+_ROUNDING = frozenset({"floor", "ceil", "trunc"})
+"""Ufuncs NumPy 2 applies to a bool or integer exactly, keeping its type."""
 
 
 @dataclass(frozen=True)
@@ -175,6 +177,8 @@ class Calls:
         rt = key[0]
         name = intr.name
         if name in MATH_FUNCTIONS:
+            if name in _ROUNDING and not xs[0].type.is_float:
+                return self.core.convert(xs[0], rt, False)  # NumPy 2: exact, same type
             if rt.is_float:
                 return Scalar(
                     self.core.b.math(name, [self.core.convert(s, rt).value for s in xs]), False
@@ -182,7 +186,7 @@ class Calls:
             if rt.is_bool:
                 ops = [self.core.convert(s, s.type if s.type.is_float else F64).value for s in xs]
                 return Scalar(self.core.b.math(name, ops), False)
-            return self.core.convert(xs[0], rt, False)  # floor/ceil/trunc/rint of an int
+            raise self.core.unsupported(node, f"'{func.name}' of {describe_key(keys[0])}")
         if name == "where":
             cond = self.core.truth(xs[0], node)
             a = self.core.convert(xs[1], rt, False).value
@@ -197,6 +201,8 @@ class Calls:
         if name == "square":
             opcode = Opcode.AND if rt.is_bool else Opcode.MUL
             return Scalar(self.core.b.binary(opcode, vals[0], vals[0]), False)
+        if name == "power":
+            self.arith.check_int_power(xs[0], xs[1], rt, node, f"{func.name}()")
         if name in _UFUNC_BINARY:
             return Scalar(self.core.b.binary(OPCODES[_UFUNC_BINARY[name]], vals[0], vals[1]), False)
         if name in ("minimum", "maximum"):

@@ -16,6 +16,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
 from offload.diagnostics import OffloadError, Span, TypeMismatch, UnsupportedSyntax
 from offload.frontend.promote import TypeKey, describe_key, join
 from offload.frontend.source import FunctionSource
@@ -178,6 +180,10 @@ class LoweringCore:
 
     def const(self, value: bool | int | float, key: TypeKey) -> Scalar:
         t, weak = key
+        if t.is_float and t.bits < 64:
+            # A strong float32 constant holds its float32 value (its truth, its folds).
+            with np.errstate(over="ignore"):
+                value = float(t.dtype.type(value))
         v = self.b.const(value, t)
         return Scalar(v, weak, const=value, nonneg=not t.is_float and value >= 0)
 

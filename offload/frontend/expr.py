@@ -78,6 +78,16 @@ class Exprs:
         return self.arith.binop(op, a, b, node)
 
     def unaryop(self, node: ast.UnaryOp) -> Val:
+        operand = node.operand
+        if (
+            isinstance(node.op, ast.USub)
+            and isinstance(operand, ast.Constant)
+            and type(operand.value) is int
+            and operand.value == 2**63
+        ):
+            # -9223372036854775808 is int64's minimum, though its literal alone does not fit.
+            self.core.at(node)
+            return self.core.const(-(2**63), (I64, True))
         val = self.core.scalar(self.core.expr(node.operand), node.operand)
         self.core.at(node)
         if isinstance(node.op, ast.Not):

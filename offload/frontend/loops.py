@@ -195,7 +195,7 @@ class Loops:
             body_block = self.core.b.new_block(hint="body")  # unreachable
         else:
             body_block, exit_block = self.core.branch_on(cond, "body", "exit")
-            exits.append((exit_block, dict(env)))
+            exits.append((exit_block, self._exit_env(exit_block, env, body, counter)))
         self.core.position(body_block)
         ctx.env = dict(env)
         if counter is not None:
@@ -211,6 +211,31 @@ class Loops:
         if self.core.live:
             loop.continues.append((self.core.b.block, ctx.env))
         return header, exits, loop
+
+    def _exit_env(
+        self,
+        exit_block: Block,
+        env: Env,
+        body: list[ast.stmt],
+        counter: tuple[str, Scalar, Scalar, Scalar] | None,
+    ) -> Env:
+        """The environment where the loop test fails. A range of constant bounds that is
+        not empty leaves its counter at the range's last value (Python keeps it bound)."""
+        out = dict(env)
+        if counter is None or not isinstance(out.get(counter[0]), Unbound):
+            return out
+        name, start, stop, step = counter
+        if name in _assigned_names(body):
+            return out
+        bounds = (start.const, stop.const, step.const)
+        if not all(type(c) is int for c in bounds):
+            return out
+        r = range(*(int(c) for c in bounds if c is not None))
+        if len(r) == 0:
+            return out
+        self.core.b.position_at_end(exit_block)
+        out[name] = self.core.const(r[-1], (I64, True))
+        return out
 
     def _range_test(
         self, ctr: object, counter: tuple[str, Scalar, Scalar, Scalar], node: ast.AST

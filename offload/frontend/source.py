@@ -6,16 +6,19 @@ file's own; ``SourceMap`` owns the byte-offset -> character-column conversion (t
 """
 
 from __future__ import annotations
+import __future__
 
 import ast
 import builtins
+import functools
 import linecache
+import operator
 import types
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from offload.diagnostics import SourceUnavailable, Span
+from offload.diagnostics import SourceUnavailable, Span, UnsupportedSyntax
 
 FunctionNode = ast.FunctionDef | ast.Lambda
 
@@ -85,7 +88,7 @@ class FunctionSource:
 
     @property
     def name(self) -> str:
-        return self.fn.__name__ if not isinstance(self.node, ast.Lambda) else "<lambda>"
+        return self.fn.__code__.co_name
 
     @property
     def file(self) -> str:
@@ -151,33 +154,130 @@ def get_source(fn: Callable[..., Any]) -> FunctionSource:
         raise SourceUnavailable.at(
             f"the source file of '{fn.__qualname__}' could not be parsed: {exc.msg}", None
         ) from None
-    node = _find_node(tree, fn)
-    if node is None:
+    smap = SourceMap(file, lines)
+    found = _find_node(tree, fn)
+    if isinstance(found, ast.AsyncFunctionDef):
+        raise UnsupportedSyntax.at(
+            f"'async def {found.name}' cannot be an element function or a helper",
+            _def_span(smap, found, "async def"),
+            hint="element functions are plain 'def' functions or lambdas",
+        )
+    if found is None:
         raise SourceUnavailable.at(
             f"could not find the definition of '{fn.__qualname__}' in {file} "
             f"(line {code.co_firstlineno}); the file may have changed since it was imported",
             None,
         )
-    src = FunctionSource(fn, node, SourceMap(file, lines))
+    if not _compiles_to(file, lines, tree, code):
+        raise SourceUnavailable.at(
+            f"the source of '{fn.__qualname__}' in {file} no longer matches the code "
+            "that runs: the file changed since the function was defined",
+            smap.def_span(found),
+            hint="reload the module (or restart Python) so that the code that runs is the "
+            "code in the file",
+        )
+    src = FunctionSource(fn, found, smap)
     _SOURCES[code] = src
     return src
 
 
-def _first_line(node: FunctionNode) -> int:
-    if isinstance(node, ast.FunctionDef) and node.decorator_list:
+def _first_line(node: FunctionNode | ast.AsyncFunctionDef) -> int:
+    if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.decorator_list:
         return node.decorator_list[0].lineno
     return node.lineno
 
 
-def _find_node(tree: ast.Module, fn: types.FunctionType) -> FunctionNode | None:
+def _def_span(smap: SourceMap, node: ast.AsyncFunctionDef, keyword: str) -> Span:
+    line = node.lineno
+    c0 = smap.char_col(line, node.col_offset)
+    return Span(smap.file, line, c0, line, c0 + len(keyword), smap.line_text(line))
+
+
+_MODULE_CODE: dict[tuple[str, tuple[str, ...], int], types.CodeType | None] = {}
+_FUTURE_FLAGS = functools.reduce(
+    operator.or_, (getattr(__future__, f).compiler_flag for f in __future__.all_feature_names)
+)
+
+
+def _compiles_to(file: str, lines: tuple[str, ...], tree: ast.Module, code: types.CodeType) -> bool:
+    """Whether compiling the parsed file gives ``code`` (the code Python runs): false when
+    the file was edited after the function was defined. Where no code object of the file
+    has ``code``'s name and first line (source shown by a tool that rewrote it), there is
+    nothing to compare and the source is trusted."""
+    # The future flags a function was compiled with come from its file or from the code
+    # that exec'd it (compile() inherits its caller's): compile with the same ones.
+    futures = code.co_flags & _FUTURE_FLAGS
+    key = (file, lines, futures)
+    if key not in _MODULE_CODE:
+        try:
+            _MODULE_CODE[key] = compile(tree, file, "exec", flags=futures, dont_inherit=True)
+        except (SyntaxError, ValueError):
+            _MODULE_CODE[key] = None
+    module = _MODULE_CODE[key]
+    if module is None:
+        return True
+    want = _code_key(code)
+    found = False
+    for candidate in _nested_code(module):
+        if candidate.co_name == code.co_name and candidate.co_firstlineno == code.co_firstlineno:
+            if _code_key(candidate) == want:
+                return True
+            found = True
+    return not found
+
+
+def _nested_code(code: types.CodeType) -> list[types.CodeType]:
+    out: list[types.CodeType] = []
+    stack = [code]
+    while stack:
+        c = stack.pop()
+        out.append(c)
+        stack.extend(k for k in c.co_consts if isinstance(k, types.CodeType))
+    return out
+
+
+def _code_key(code: types.CodeType) -> object:
+    """What a code object computes: its bytecode, constants (nested code compared alike),
+    names and parameters; not its line table (a comment edit does not change the program)."""
+    return (
+        code.co_code,
+        tuple(_const_key(k) for k in code.co_consts),
+        code.co_names,
+        code.co_varnames,
+        code.co_freevars,
+        code.co_cellvars,
+        code.co_argcount,
+        code.co_flags,
+    )
+
+
+def _const_key(k: object) -> object:
+    if isinstance(k, types.CodeType):
+        return _code_key(k)
+    if isinstance(k, tuple | frozenset):
+        return (type(k).__name__, tuple(_const_key(x) for x in k))
+    return (type(k).__name__, repr(k))
+
+
+def _find_node(
+    tree: ast.Module, fn: types.FunctionType
+) -> FunctionNode | ast.AsyncFunctionDef | None:
     code = fn.__code__
-    is_lambda = fn.__name__ == "<lambda>"
+    # The code's own name: functools.wraps copies the wrapped function's __name__ onto
+    # the wrapper, but the wrapper's code is what runs.
+    is_lambda = code.co_name == "<lambda>"
     candidates: list[FunctionNode] = []
     for node in ast.walk(tree):
+        if (
+            isinstance(node, ast.AsyncFunctionDef)
+            and node.name == code.co_name
+            and _first_line(node) == code.co_firstlineno
+        ):
+            return node
         if (is_lambda and isinstance(node, ast.Lambda) and node.lineno == code.co_firstlineno) or (
             not is_lambda
             and isinstance(node, ast.FunctionDef)
-            and node.name == fn.__name__
+            and node.name == code.co_name
             and _first_line(node) == code.co_firstlineno
         ):
             candidates.append(node)

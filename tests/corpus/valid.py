@@ -106,6 +106,16 @@ PROGRAMS: list[Program] = [
     _prog("round_half_to_even", (9,), (I64, F64)),
     _prog("short_circuit_guards_division", (5, 5), B),
     _prog("sign_of_mod_with_int32", (4, 6), (I32, I32), I32_2=_p.I32_2),
+    _prog(
+        "compare_with_out_of_range_python_ints",
+        (4,),
+        (B, B, B, B, B, B, B),
+        U8_1=_p.U8_1,
+        U64_1=_p.U64_1,
+    ),
+    _prog("rounding_keeps_bool_and_int_types", (10,), (B, B, "uint8", I64), B1=_p.B1),
+    _prog("float32_constant_truth", (3,), (F32, B)),
+    _prog("bool_exponent_and_counter_after_loop", (5,), (I64, I64, I64)),
 ]
 
 

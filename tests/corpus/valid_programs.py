@@ -21,6 +21,8 @@ A3 = np.random.default_rng(6).standard_normal((2, 3, 4))
 A4 = np.random.default_rng(7).standard_normal((2, 2, 3, 2))
 B1 = np.random.default_rng(8).random(10) > 0.5
 POS = np.random.default_rng(9).random(16) + 0.5
+U8_1 = np.array([5, 0, 200, 255], dtype=np.uint8)
+U64_1 = np.array([5, 0, 2**64 - 1, 3], dtype=np.uint64)
 
 K_INT = 7
 K_FLOAT = 0.25
@@ -393,3 +395,32 @@ def sign_of_mod_with_int32(i: int, j: int) -> Any:
     x = I32_2[i, j]
     y = np.int32(j - 3) if j != 3 else np.int32(5)
     return x % y, x // y
+
+
+def compare_with_out_of_range_python_ints(i: int) -> Any:
+    # NumPy 2 compares a NumPy integer with any Python int exactly (issue 19).
+    return (
+        U8_1[i] > i - 3,
+        U8_1[i] > -1,
+        -300 < U8_1[i],
+        U8_1[i] == i + 253,
+        U64_1[i] >= i - 2,
+        U64_1[i] < -1,
+        U64_1[i] != i - 1,
+    )
+
+
+def rounding_keeps_bool_and_int_types(i: int) -> Any:
+    # NumPy 2: floor/ceil/trunc of a bool or an integer are exact and keep its type.
+    return np.floor(B1[i]) | B1[i], np.ceil(B1[i]), np.trunc(U8_1[i % 4]), np.floor(i - 3)
+
+
+def float32_constant_truth(i: int) -> Any:
+    # np.float32(1e-300) is 0.0 in float32: false; np.float32(1e-46) likewise.
+    return (np.float32(1e-300) or np.float32(-1.0)) + i, not np.float32(1e-46)
+
+
+def bool_exponent_and_counter_after_loop(i: int) -> Any:
+    for k in range(3):
+        pass
+    return i ** (i > 1), i + k, np.int64(-9223372036854775808) + i

@@ -245,3 +245,29 @@ def test_python_int_that_its_numpy_partner_cannot_hold_is_a_located_error():
     # NumPy 2 (NEP 50) raises OverflowError for np.uint8(1) & -2; so do we, at compile time.
     with pytest.raises(TypeMismatch, match="the Python int -2 does not fit uint8"):
         lower(_u8_and_negative, 1)
+
+
+def _np_power_negative_exponent(i):
+    return np.power(i, i - 3)
+
+
+def _np_power_negative_constant(i):
+    return np.power(np.int32(i), -1)
+
+
+@pytest.mark.parametrize("fn", [_np_power_negative_exponent, _np_power_negative_constant])
+def test_numpy_integer_power_with_a_possibly_negative_exponent_is_a_located_error(fn):
+    # NumPy raises ValueError for integers to negative integer powers; so do we, statically.
+    with pytest.raises(TypeMismatch, match="exponent that may be negative") as info:
+        lower(fn, 1)
+    assert "test_errors.py" in str(info.value)
+
+
+def _u8_plus_out_of_range(i):
+    return _U8[i] + 300
+
+
+def test_arithmetic_with_an_out_of_range_python_int_stays_a_located_error():
+    # Comparisons are exact (NumPy 2), but arithmetic raises OverflowError in NumPy.
+    with pytest.raises(TypeMismatch, match="the Python int 300 does not fit uint8"):
+        lower(_u8_plus_out_of_range, 1)

@@ -185,7 +185,8 @@ def test_emptied_closure_cell_fails_as_on_a_cold_call(be):
 
     driver.run(be, plus_k, (2,))
     del k
-    with pytest.raises(ValueError, match="empty"):
+    # As a cold call reports it: the name, located at its use (issue 19).
+    with pytest.raises(OffloadError, match="name 'k' is not defined"):
         driver.run(be, plus_k, (2,))
 
 
