@@ -103,12 +103,7 @@ _NUMPY_MATH: dict[str, Callable[..., Any]] = {
 }
 
 SIMULATOR_MATH = types.SimpleNamespace(
-    **{
-        name: getattr(math, name)
-        for name in dir(math)
-        if not name.startswith("_")
-    }
-    | _NUMPY_MATH
+    **{name: getattr(math, name) for name in dir(math) if not name.startswith("_")} | _NUMPY_MATH
 )
 """What the simulator's kernel source calls ``math``: Python's ``math`` module with every
 function the emitter calls replaced by its NumPy ufunc, so that math errors follow the one
