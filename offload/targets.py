@@ -72,7 +72,7 @@ def check_out(out: Any) -> None:
     """``TypeError`` where ``out=`` (an array or a tuple of arrays) is an array whose
     indexing differs from ndarray's (``indexing_differs``); other checks are the driver's."""
     for o in out if type(out) is tuple else (out,):
-        t = type(o)
+        t: type = type(o)
         if t is not np.ndarray and indexing_differs(t):
             raise TypeError(refused_array_message("out=", t))
 
