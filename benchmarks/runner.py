@@ -2,6 +2,7 @@
 
     python -m benchmarks.runner [names ...] [--size tiny|quick|paper]
         [--targets s,p,g,peers|cpu-peers|gpu-peers] [--repeat N] [--iters N] [--out DIR]
+        [--bounds-check]
 
 Results go to ``<out>/<device-slug>/`` (default out: benchmarks/results): results.json,
 results.md and PNG plots (when matplotlib is installed).
@@ -12,6 +13,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
+import os
 import platform
 import sys
 import time
@@ -54,6 +56,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         default="",
         help="comma list of GPU targets whose first call is also timed in a fresh process "
         "(kernels from the disk cache)",
+    )
+    ap.add_argument(
+        "--bounds-check",
+        action="store_true",
+        help="run offload's targets with ol.config.bounds_check on (captured-array reads "
+        "checked, IndexError out of bounds), to measure what checking costs",
     )
     return ap.parse_args(argv)
 
@@ -147,6 +155,11 @@ def main(argv: list[str] | None = None) -> int:
         print(f"unknown target(s) {bad}; use s, p, g, peers, cpu-peers, gpu-peers", file=sys.stderr)
         return 2
     names = select(args.names)
+    if args.bounds_check:
+        import offload as ol
+
+        ol.config.bounds_check = True
+        os.environ["OFFLOAD_BOUNDS_CHECK"] = "1"  # the --fresh-compile processes too
     env = environment()
     started = time.perf_counter()
     records = []
@@ -155,6 +168,7 @@ def main(argv: list[str] | None = None) -> int:
         fresh = frozenset(t for t in args.fresh_compile.split(",") if t)
         records.append(run_benchmark(name, args.size, targets, args.repeat, args.iters, fresh))
     results = {"env": env, "size": args.size, "targets": targets, "repeat": args.repeat,
+               "bounds_check": args.bounds_check,
                "argv": ["bench", *(sys.argv[1:] if argv is None else argv)],
                "wall_s": time.perf_counter() - started, "benchmarks": records}  # fmt: skip
     outdir = Path(args.out) / report.device_slug(env)

@@ -16,14 +16,25 @@ NO_SUITE = (
 
 
 def _cache(args: argparse.Namespace) -> int:
+    """``cache info|clear``; a directory that exists but cannot be read is one line on
+    stderr and exit status 1 (not a silent 0)."""
     from offload.config import config
     from offload.ptx.cache import cache_clear, cache_info
 
-    if args.action == "info":
-        for key, value in cache_info(config.cache_dir).items():
-            print(f"{key:12s} {value}")
-    else:
-        print(f"removed {cache_clear(config.cache_dir)} cached kernel(s) from {config.cache_dir}")
+    try:
+        if args.action == "info":
+            for key, value in cache_info(config.cache_dir).items():
+                print(f"{key:12s} {value}")
+        else:
+            removed = cache_clear(config.cache_dir)
+            print(f"removed {removed} cached kernel(s) and leftover(s) from {config.cache_dir}")
+    except OSError as exc:
+        reason = exc.strerror or str(exc)
+        print(
+            f"offload cache {args.action}: cannot read {config.cache_dir}: {reason}",
+            file=sys.stderr,
+        )
+        return 1
     return 0
 
 

@@ -8,12 +8,14 @@ from typing import Any
 from offload import driver
 from offload.config import config
 from offload.diagnostics import CompileError, OffloadError
-from offload.targets import GPU, PAR, SEQ, Target, split_target
+from offload.targets import GPU, PAR, SEQ, Target, check_out, split_target
 
 
 def _call(target: Target, shape_or_delayed: Any, fn: Any, dtype: Any, out: Any) -> Any:
     """One ``compute_*`` call; errors leave it with their frames (see ``_user_error``)."""
     options = config.compile_options()
+    if out is not None:
+        check_out(out)
     stamp, backend = target.state
     if stamp is not options:
         backend = target.resolve(options)

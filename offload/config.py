@@ -7,7 +7,8 @@ Every field can be set from the environment at import time or assigned at run ti
 
 | variable                 | field            | default                       |
 |--------------------------|------------------|-------------------------------|
-| OFFLOAD_CACHE_DIR        | cache_dir        | ~/.cache/offload              |
+| OFFLOAD_CACHE_DIR        | cache_dir        | $XDG_CACHE_HOME/offload, else |
+|                          |                  | ~/.cache/offload              |
 | OFFLOAD_MEMORY           | memory           | unified (or device)           |
 | OFFLOAD_BOUNDS_CHECK     | bounds_check     | 0                             |
 | OFFLOAD_FASTMATH         | fastmath         | 0                             |
@@ -41,6 +42,14 @@ def _names(env: Mapping[str, str], name: str) -> frozenset[str]:
     return frozenset(p.strip() for p in env.get(name, "").split(",") if p.strip())
 
 
+def default_cache_dir(env: Mapping[str, str] | None = None) -> Path:
+    """``$XDG_CACHE_HOME/offload``, else ``~/.cache/offload`` (the XDG base directory
+    rule: a relative ``XDG_CACHE_HOME`` is invalid and ignored)."""
+    xdg = (os.environ if env is None else env).get("XDG_CACHE_HOME", "")
+    base = Path(xdg) if xdg and os.path.isabs(xdg) else Path.home() / ".cache"
+    return base / "offload"
+
+
 _KERNEL_DUMPS = frozenset({"source", "ptx"})
 """``dump`` entries that print kernels rather than IR."""
 
@@ -49,8 +58,9 @@ _KERNEL_DUMPS = frozenset({"source", "ptx"})
 class Config:
     """Run-time configuration of offload (see the module docstring for the variables)."""
 
-    cache_dir: Path = field(default_factory=lambda: Path.home() / ".cache" / "offload")
-    """Where compiled GPU kernels are cached on disk."""
+    cache_dir: Path = field(default_factory=default_cache_dir)
+    """Where compiled GPU kernels are cached on disk (used only if owned by the user and
+    not writable by group or others: ``offload.ptx.cache``)."""
     memory: str = "unified"
     """GPU memory mode: ``unified`` (NumPy results over managed memory) or ``device``."""
     bounds_check: bool = False
@@ -80,7 +90,7 @@ class Config:
             raise ValueError(f"OFFLOAD_MEMORY must be 'unified' or 'device', got {memory!r}")
         cache = e.get("OFFLOAD_CACHE_DIR")
         return cls(
-            cache_dir=Path(cache) if cache else Path.home() / ".cache" / "offload",
+            cache_dir=Path(cache) if cache else default_cache_dir(e),
             memory=memory,
             bounds_check=_flag(e, "OFFLOAD_BOUNDS_CHECK"),
             fastmath=_flag(e, "OFFLOAD_FASTMATH"),

@@ -11,6 +11,23 @@
   touched on every hit) are deleted.
 * An unwritable directory warns once (``OffloadCacheWarning``) and the cache keeps working
   in memory only.
+
+The trust model (the PTX found here is loaded and run on the GPU, so whoever can write the
+directory can run code as the user): as ssh does with ``~/.ssh``, the directory is created
+``0700`` and used only if it is owned by the user and not writable by group or others, and
+an entry's files only if they are owned by the user and not writable by group or others.
+A directory that fails this warns once (``OffloadCacheWarning``) and the cache works in
+memory only -- the call compiles and runs, nothing is read from or written to that
+directory; a file that fails it is a bad entry (recompiled and replaced, never loaded).
+The checksum guards against torn or damaged entries, not against an attacker: anyone who
+can write a file can write a matching checksum. Metadata is checked for its shape too
+(keys, types, flat ``meta``); any problem makes the entry bad. Entries are never
+unpickled or evaluated.
+
+Orphans: a writer killed mid-write leaves ``.<name>.*.tmp`` files, or a ``.ptx`` without
+its ``.json``; ``info`` counts and ``clear`` removes those older than ``ORPHAN_AGE_S``
+(a younger one may be a live writer's). ``info`` and ``clear`` raise ``OSError`` for a
+directory that exists but cannot be listed.
 """
 
 from __future__ import annotations
@@ -19,7 +36,9 @@ import contextlib
 import hashlib
 import json
 import os
+import stat
 import tempfile
+import time
 import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -27,6 +46,9 @@ from pathlib import Path
 from typing import Any
 
 DEFAULT_MAX_BYTES = 256 << 20
+ORPHAN_AGE_S = 60.0
+"""A temporary file or a ``.ptx`` without metadata older than this is a dead writer's."""
+_META_SCALARS = (str, int, float, bool, type(None))
 
 
 class OffloadCacheWarning(UserWarning):
@@ -89,6 +111,8 @@ class KernelCache:
         self.stats = CacheStats()
         self._memory: dict[str, CacheEntry] = {}
         self._warned = False
+        self._trusted = False
+        """The directory passed ``untrusted_reason`` (checked once, on first use)."""
 
     # -- public ------------------------------------------------------------------------
 
@@ -109,52 +133,93 @@ class KernelCache:
         return entry
 
     def info(self) -> dict[str, Any]:
-        """Directory, entry count and size on disk, and this process's hit counts."""
+        """Directory, entry count and size on disk, dead writers' leftovers (``orphans``),
+        whether the directory is trusted, and this process's hit counts. ``OSError`` where
+        the directory exists but cannot be listed."""
         files = self._entries_on_disk()
+        orphans = self._orphans()
+        trusted = None
+        if self.directory is not None and self.directory.exists():
+            trusted = untrusted_reason(os.stat(self.directory)) or "yes"
         return {
             "directory": str(self.directory) if self.directory else None,
+            "trusted": trusted,
             "entries": len(files),
-            "bytes": sum(size for _, size, _ in files),
+            "bytes": sum(size for _, size, _ in files) + sum(size for _, size in orphans),
+            "orphans": len(orphans),
             "max_bytes": self.max_bytes,
             "in_memory": len(self._memory),
             **vars(self.stats),
         }
 
     def clear(self) -> int:
-        """Delete every entry (memory and disk); returns how many disk entries went."""
+        """Delete every entry (memory and disk) and the dead writers' leftovers; returns
+        how many disk entries and leftovers went. ``OSError`` where the directory exists
+        but cannot be listed."""
         self._memory.clear()
         files = self._entries_on_disk()
         for stem, _, _ in files:
             self._remove(stem)
-        return len(files)
+        orphans = self._orphans()
+        for path, _ in orphans:
+            with contextlib.suppress(OSError):
+                path.unlink()
+        return len(files) + len(orphans)
 
     # -- disk ----------------------------------------------------------------------------
 
     def _load(self, key: str) -> CacheEntry | None:
-        if self.directory is None:
+        if self.directory is None or not self._trusted_directory():
             return None
-        meta_path = self.directory / f"{key}.json"
+        directory = self.directory
+        assert directory is not None
+        meta_path = directory / f"{key}.json"
         try:
-            meta = json.loads(meta_path.read_text())
-            ptx = (self.directory / f"{key}.ptx").read_text()
+            meta = json.loads(_read_trusted(meta_path))
+            ptx = _read_trusted(directory / f"{key}.ptx")
         except FileNotFoundError:
             return None
-        except (OSError, ValueError, UnicodeDecodeError):
+        except (OSError, ValueError, RecursionError):  # UnicodeDecodeError is a ValueError
             self.stats.corrupt += 1
             return None
-        if not isinstance(meta, dict) or meta.get("ptx_sha256") != _sha(ptx):
+        entry = _entry_of(meta, ptx)
+        if entry is None:
             self.stats.corrupt += 1
             return None
         with contextlib.suppress(OSError):
             os.utime(meta_path)  # LRU: a hit makes the entry young
-        return CacheEntry(ptx, str(meta["kernel_name"]), dict(meta.get("meta", {})))
+        return entry
+
+    def _trusted_directory(self) -> bool:
+        """Whether the directory may be used (created ``0700`` if missing); else warn once
+        and work in memory only (``self.directory`` becomes ``None``)."""
+        if self._trusted:
+            return True
+        assert self.directory is not None
+        try:
+            self.directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+            problem = untrusted_reason(os.stat(self.directory))
+        except OSError as exc:
+            self._fall_back_to_memory(exc)
+            return False
+        if problem is not None:
+            self._warn(
+                f"offload: kernel cache directory {self.directory} is not trusted: {problem} "
+                f"(a kernel planted there would run as you); kernels are cached in memory "
+                f"only. Fix it with: chmod 700 {self.directory} (as its owner), or set "
+                "OFFLOAD_CACHE_DIR to a directory of your own"
+            )
+            self.directory = None
+            return False
+        self._trusted = True
+        return True
 
     def _store(self, key: str, entry: CacheEntry) -> None:
-        if self.directory is None:
+        if self.directory is None or not self._trusted_directory():
             return
         meta = {"ptx_sha256": _sha(entry.ptx), "kernel_name": entry.kernel_name, "meta": entry.meta}
+        assert self.directory is not None
         try:
-            self.directory.mkdir(parents=True, exist_ok=True)
             # The PTX first, the JSON (which vouches for it) last.
             self._write_atomic(self.directory / f"{key}.ptx", entry.ptx)
             self._write_atomic(self.directory / f"{key}.json", json.dumps(meta, indent=1))
@@ -175,28 +240,65 @@ class KernelCache:
             raise
 
     def _fall_back_to_memory(self, exc: OSError) -> None:
+        self._warn(
+            f"offload: kernel cache directory {self.directory} is not writable ({exc}); "
+            "kernels are cached in memory only (set OFFLOAD_CACHE_DIR to change it)"
+        )
+        self.directory = None
+
+    def _warn(self, message: str) -> None:
         if not self._warned:
             self._warned = True
-            warnings.warn(
-                f"offload: kernel cache directory {self.directory} is not writable ({exc}); "
-                "kernels are cached in memory only (set OFFLOAD_CACHE_DIR to change it)",
-                OffloadCacheWarning,
-                stacklevel=4,
-            )
-        self.directory = None
+            warnings.warn(message, OffloadCacheWarning, stacklevel=5)
+
+    def _listing(self) -> list[str]:
+        """The names in the directory; none where it does not exist (yet); ``OSError``
+        where it exists but cannot be listed (not a directory, no permission)."""
+        if self.directory is None:
+            return []
+        try:
+            with os.scandir(self.directory) as it:
+                return [e.name for e in it]
+        except FileNotFoundError:
+            return []
 
     def _entries_on_disk(self) -> list[tuple[str, int, float]]:
         """(key, bytes of .ptx + .json, mtime of .json) per complete entry."""
-        if self.directory is None or not self.directory.is_dir():
+        if self.directory is None:
             return []
         out = []
-        for meta_path in self.directory.glob("*.json"):
+        for name in self._listing():
+            if name.startswith(".") or not name.endswith(".json"):
+                continue
+            meta_path = self.directory / name
             try:
                 st = meta_path.stat()
                 size = st.st_size + meta_path.with_suffix(".ptx").stat().st_size
             except OSError:
                 continue  # a concurrent eviction or a half-written entry
             out.append((meta_path.stem, size, st.st_mtime))
+        return out
+
+    def _orphans(self) -> list[tuple[Path, int]]:
+        """(path, bytes) of each dead writer's leftover: a temporary file, or a ``.ptx``
+        without its ``.json``, older than ``ORPHAN_AGE_S``."""
+        if self.directory is None:
+            return []
+        names = set(self._listing())
+        old = time.time() - ORPHAN_AGE_S
+        out = []
+        for name in names:
+            tmp = name.startswith(".") and name.endswith(".tmp")
+            lone_ptx = name.endswith(".ptx") and f"{name[:-4]}.json" not in names
+            if not (tmp or lone_ptx):
+                continue
+            path = self.directory / name
+            try:
+                st = path.lstat()
+            except OSError:
+                continue  # gone meanwhile (its writer finished)
+            if stat.S_ISREG(st.st_mode) and st.st_mtime < old:
+                out.append((path, st.st_size))
         return out
 
     def _remove(self, key: str) -> None:
@@ -217,11 +319,54 @@ class KernelCache:
             self.stats.evicted += 1
 
 
+def untrusted_reason(st: os.stat_result, uid: int | None = None) -> str | None:
+    """Why a cache directory (or file) with status ``st`` must not be trusted by user
+    ``uid`` (default: this process's), or ``None``: it must be owned by ``uid`` and not
+    writable by group or others. Where the platform has no uids (Windows) it is trusted."""
+    if uid is None:
+        if not hasattr(os, "getuid"):
+            return None
+        uid = os.getuid()
+    if st.st_uid != uid:
+        return f"it is owned by uid {st.st_uid}, not by you (uid {uid})"
+    if st.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+        return f"it is writable by group or others (mode {stat.S_IMODE(st.st_mode):04o})"
+    return None
+
+
+def _read_trusted(path: Path) -> str:
+    """The text of ``path``; ``OSError`` where the file is not trusted (``untrusted_reason``)
+    -- checked on the open file, so a rename in between cannot swap it."""
+    with open(path, encoding="utf-8") as f:
+        problem = untrusted_reason(os.fstat(f.fileno()))
+        if problem is not None:
+            raise PermissionError(f"untrusted cache file {path}: {problem}")
+        return f.read()
+
+
+def _entry_of(meta: object, ptx: str) -> CacheEntry | None:
+    """The entry that metadata ``meta`` describes for ``ptx``, or ``None`` where ``meta``
+    does not have the shape ``_store`` writes or its checksum does not match ``ptx``."""
+    if not isinstance(meta, dict):
+        return None
+    sha, name, extra = meta.get("ptx_sha256"), meta.get("kernel_name"), meta.get("meta")
+    if not (isinstance(sha, str) and isinstance(name, str) and isinstance(extra, dict)):
+        return None
+    if sha != _sha(ptx):
+        return None
+    for k, v in extra.items():
+        if not isinstance(k, str) or not isinstance(v, _META_SCALARS):
+            return None
+    return CacheEntry(ptx, name, dict(extra))
+
+
 def cache_info(directory: str | os.PathLike[str] | None) -> dict[str, Any]:
-    """``python -m offload cache info``: entries and bytes in ``directory``."""
+    """``python -m offload cache info``: entries and bytes in ``directory`` (``OSError``
+    where it exists but cannot be listed)."""
     return KernelCache(directory).info()
 
 
 def cache_clear(directory: str | os.PathLike[str] | None) -> int:
-    """``python -m offload cache clear``: delete every entry; returns how many went."""
+    """``python -m offload cache clear``: delete every entry and dead writers' leftovers;
+    returns how many went (``OSError`` where the directory exists but cannot be listed)."""
     return KernelCache(directory).clear()

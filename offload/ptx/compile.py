@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from offload.diagnostics import CompileError
-from offload.ptx.intrinsics import SIMULATOR_FUNCTIONS, device_intrinsics
+from offload.ptx.intrinsics import SIMULATOR_FUNCTIONS, SIMULATOR_MATH, device_intrinsics
 from offload.ptx.kernel_source import KernelSource, ParamKind
 from offload.ptx.numba_compat import ensure_compatible
 
@@ -47,14 +47,20 @@ def python_function(ks: KernelSource, user_name: str, simulator: bool = False) -
     """Execute the kernel source and return the plain Python function it defines.
 
     The source's ``nsw_*_i32`` calls (``offload.ptx.intrinsics``) are bound to the numba-cuda
-    intrinsics, or with ``simulator`` to plain Python (the simulator cannot run intrinsics)."""
+    intrinsics, or with ``simulator`` to plain Python (the simulator cannot run intrinsics);
+    with ``simulator``, ``math`` is ``SIMULATOR_MATH`` (NumPy's NaN/inf for math errors, as
+    the device and the CPU give, where Python's ``math`` raises)."""
     ensure_compatible()
     from numba import cuda
 
     filename = f"<offload kernel {user_name}>"
     # Registered with linecache so that numba's (debug-mode) errors can show the line.
     linecache.cache[filename] = (len(ks.source), None, ks.source.splitlines(True), filename)
-    namespace: dict[str, Any] = {"np": np, "math": math, "cuda": cuda}
+    namespace: dict[str, Any] = {
+        "np": np,
+        "math": SIMULATOR_MATH if simulator else math,
+        "cuda": cuda,
+    }
     namespace.update(SIMULATOR_FUNCTIONS if simulator else device_intrinsics())
     exec(compile(ks.source, filename, "exec"), namespace)
     return namespace[ks.name]

@@ -17,6 +17,8 @@ guard) the device op's result is undefined; the simulator's wraps, like ``np.int
 from __future__ import annotations
 
 import functools
+import math
+import types
 from collections.abc import Callable
 from typing import Any
 
@@ -51,6 +53,66 @@ SIMULATOR_FUNCTIONS: dict[str, Callable[..., Any]] = {
     **dict.fromkeys(RSQRT_FUNCTIONS.values(), _rsqrt),
 }
 """The simulator's equivalents: the int32 result of the exact int64 operation; ``1/sqrt``."""
+
+
+def _via_double(fn: Callable[[float], float]) -> Callable[[Any], Any]:
+    """``fn`` (a ``math`` function without a NumPy ufunc) in ``x``'s float type."""
+
+    def apply(x: Any) -> Any:
+        t = type(x) if isinstance(x, np.floating) else np.float64
+        return t(fn(float(x)))
+
+    return apply
+
+
+_NUMPY_MATH: dict[str, Callable[..., Any]] = {
+    "sqrt": np.sqrt,
+    "exp": np.exp,
+    "exp2": np.exp2,
+    "expm1": np.expm1,
+    "log": np.log,
+    "log2": np.log2,
+    "log10": np.log10,
+    "log1p": np.log1p,
+    "sin": np.sin,
+    "cos": np.cos,
+    "tan": np.tan,
+    "asin": np.arcsin,
+    "acos": np.arccos,
+    "atan": np.arctan,
+    "sinh": np.sinh,
+    "cosh": np.cosh,
+    "tanh": np.tanh,
+    "asinh": np.arcsinh,
+    "acosh": np.arccosh,
+    "atanh": np.arctanh,
+    "erf": _via_double(math.erf),
+    "erfc": _via_double(math.erfc),
+    "fabs": np.fabs,
+    "floor": np.floor,
+    "ceil": np.ceil,
+    "trunc": np.trunc,
+    "isnan": np.isnan,
+    "isinf": np.isinf,
+    "isfinite": np.isfinite,
+    "atan2": np.arctan2,
+    "hypot": np.hypot,
+    "copysign": np.copysign,
+    "fmod": np.fmod,
+    "pow": np.power,
+}
+
+SIMULATOR_MATH = types.SimpleNamespace(
+    **{name: getattr(math, name) for name in dir(math) if not name.startswith("_")} | _NUMPY_MATH
+)
+"""What the simulator's kernel source calls ``math``: Python's ``math`` module with every
+function the emitter calls replaced by its NumPy ufunc, so that math errors follow the one
+rule of every target -- NumPy's: NaN or inf, never an exception (``math.sqrt(-1.0)`` is NaN,
+``math.exp(1000.0)`` inf, ``math.pow(0.0, -1.0)`` inf, ``math.fmod(1.0, 0.0)`` NaN) -- and
+``floor``/``ceil``/``trunc`` keep the float type, as numba's device and CPU functions do
+(Python's return an int, which overflows past int64). The kernel body runs under
+``np.errstate(all="ignore")`` (``offload.ptx.compile.simulator_kernel``), so the ufuncs do
+not warn either."""
 
 
 def _nsw_intrinsic(instruction: str) -> Any:

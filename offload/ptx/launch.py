@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 import os
 import tempfile
+import threading
 from collections.abc import Sequence
 from typing import Any
 
@@ -179,8 +180,16 @@ def bounds_error(
     )
 
 
+_SIMULATOR_LOCK = threading.Lock()
+"""One simulated launch at a time in a process: numba's simulator keeps the running grid's
+state (``threadIdx``, ``blockIdx``...) per thread in one global object, so two launches from
+two host threads at once read each other's (``'Thread' object has no attribute
+'threadIdx'``)."""
+
+
 class SimKernel:
-    """The same kernel source under numba's CUDA simulator; arrays are host NumPy arrays."""
+    """The same kernel source under numba's CUDA simulator; arrays are host NumPy arrays.
+    Launches from several host threads run one after another (``_SIMULATOR_LOCK``)."""
 
     def __init__(self, ks: KernelSource, jitted: Any, user_name: str, capture_names: Sequence[str]):
         self.source = ks
@@ -228,6 +237,7 @@ class SimKernel:
             cfg = launch_config(
                 shape, num_regs=32, max_threads_per_block=64, sm_count=2, max_threads_per_sm=128
             )
-        self.jitted[cfg.grid, cfg.block](*args)
+        with _SIMULATOR_LOCK:
+            self.jitted[cfg.grid, cfg.block](*args)
         if self.source.bounds_check and args[-1][0]:
             raise bounds_error(self.user_name, self.capture_names, shape, args[-1])

@@ -96,3 +96,17 @@ def test_quick_size_validates_through_compute_s(name: str) -> None:
     if bound.extra is not None:
         extra = bound.extra(ol.compute_s)
         assert extra.ok, extra.detail
+
+
+def test_runner_bounds_check_option_runs_checked_kernels_and_records_it(tmp_path, monkeypatch):
+    import offload as ol
+
+    monkeypatch.setattr(ol.config, "bounds_check", ol.config.bounds_check)  # restored after
+    monkeypatch.setenv("OFFLOAD_BOUNDS_CHECK", "0")  # the runner sets it: restored after
+    argv = ["dotp", "--size", "tiny", "--targets", "s", "--repeat", "1"]
+    rc = bench_main([*argv, "--out", str(tmp_path), "--no-plots", "--bounds-check"])
+    assert rc == 0 and ol.config.bounds_check is True
+    (result,) = list(tmp_path.glob("*/results-tiny.json"))
+    data = json.loads(result.read_text())
+    assert data["bounds_check"] is True
+    assert [c["status"] for c in data["benchmarks"][0]["configs"]] == ["ok"]
