@@ -19,6 +19,7 @@ import numpy as np
 from offload.backend import Backend
 from offload.config import config
 from offload.delayed import Delayed
+from offload.frontend.captures import indexing_differs, refused_array_message
 from offload.options import CompileOptions
 
 
@@ -37,35 +38,6 @@ def normalise_shape(shape: Any) -> tuple[int, ...]:
             raise ValueError(f"shape entries must be >= 0, got {shape!r}")
         dims.append(d)
     return tuple(dims)
-
-
-_PLAIN_GETITEM = (np.ndarray.__getitem__, np.memmap.__getitem__)
-"""Indexing as ndarray's: np.memmap's only re-wraps what it returns."""
-
-
-@functools.cache
-def indexing_differs(t: type) -> bool:
-    """Whether ``t`` is an ndarray subclass whose indexing differs from ndarray's (it
-    overrides ``__getitem__``): np.ma.MaskedArray (a mask), np.matrix (rows stay 2-D),
-    np.recarray, np.char.chararray, and user subclasses doing the same. Compiled code reads
-    the array's data as a plain ndarray would, so such an array would be read wrongly
-    (the mask ignored) or fail inside numba; it is refused instead. A subclass that only
-    adds attributes or methods (and np.memmap) indexes as ndarray does and is accepted."""
-    return (
-        issubclass(t, np.ndarray)
-        and t is not np.ndarray
-        and getattr(t, "__getitem__", None) not in _PLAIN_GETITEM
-    )
-
-
-def refused_array_message(what: str, t: type) -> str:
-    """The ``TypeError`` text for ``what`` (``out=``, or ``captured variable 'M'``), an
-    array of type ``t`` for which ``indexing_differs``."""
-    hint = "m.filled(fill_value) or m.data" if issubclass(t, np.ma.MaskedArray) else "np.asarray(a)"
-    return (
-        f"{what} is a {t.__module__}.{t.__qualname__}, an ndarray subclass whose indexing "
-        f"differs from ndarray's; offload reads only plain arrays: pass {hint} instead"
-    )
 
 
 def check_out(out: Any) -> None:

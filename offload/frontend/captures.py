@@ -89,6 +89,34 @@ def is_array(value: object) -> bool:
     return hasattr(value, "__cuda_array_interface__") or hasattr(value, "__array_interface__")
 
 
+_PLAIN_GETITEM = (np.ndarray.__getitem__, np.memmap.__getitem__)
+"""Indexing as ndarray's: np.memmap's only re-wraps what it returns."""
+
+
+def indexing_differs(t: type) -> bool:
+    """Whether ``t`` is an ndarray subclass whose indexing differs from ndarray's (it
+    overrides ``__getitem__``): np.ma.MaskedArray (a mask), np.matrix (rows stay 2-D),
+    np.recarray, np.char.chararray, and user subclasses doing the same. Compiled code reads
+    the array's data as a plain ndarray would, so such an array would be read wrongly
+    (the mask ignored) or fail inside numba; it is refused instead. A subclass that only
+    adds attributes or methods (and np.memmap) indexes as ndarray does and is accepted."""
+    return (
+        issubclass(t, np.ndarray)
+        and t is not np.ndarray
+        and getattr(t, "__getitem__", None) not in _PLAIN_GETITEM
+    )
+
+
+def refused_array_message(what: str, t: type) -> str:
+    """The ``TypeError`` text for ``what`` (``out=``, or ``captured variable 'M'``), an
+    array of type ``t`` for which ``indexing_differs``."""
+    hint = "m.filled(fill_value) or m.data" if issubclass(t, np.ma.MaskedArray) else "np.asarray(a)"
+    return (
+        f"{what} is a {t.__module__}.{t.__qualname__}, an ndarray subclass whose indexing "
+        f"differs from ndarray's; offload reads only plain arrays: pass {hint} instead"
+    )
+
+
 def capture_kind(value: object) -> tuple[object, ...]:
     """The part of a captured value's identity that compiled code depends on."""
     t = type(value)
@@ -103,6 +131,8 @@ def capture_kind(value: object) -> tuple[object, ...]:
     if isinstance(value, np.generic):
         return ("np", value.dtype.str)
     if is_array(value):
+        if t is not np.ndarray and indexing_differs(t):  # refused by ``classify``
+            return ("object", t.__module__, t.__qualname__)
         arr: Any = value
         return ("array", np.dtype(arr.dtype).str, int(arr.ndim))
     return ("object", t.__module__, t.__qualname__)

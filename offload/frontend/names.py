@@ -8,8 +8,15 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
+import numpy as np
+
 from offload.diagnostics import TypeMismatch, UnresolvedCall
-from offload.frontend.captures import capture_ir_type, is_array
+from offload.frontend.captures import (
+    capture_ir_type,
+    indexing_differs,
+    is_array,
+    refused_array_message,
+)
 from offload.frontend.core import LoweringCore
 from offload.frontend.intrinsics import lookup_intrinsic
 from offload.frontend.source import MISSING
@@ -80,6 +87,10 @@ class Names:
         if cached is not None:
             return cached
         typed = capture_ir_type(obj)
+        if type(obj) is not np.ndarray and indexing_differs(type(obj)):
+            raise self.core.error(
+                TypeMismatch, refused_array_message(f"captured '{name}'", type(obj)), node
+            )
         if type(obj) is int and not -(2**63) <= obj < 2**63:
             raise self.core.error(
                 TypeMismatch,

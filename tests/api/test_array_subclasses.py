@@ -9,7 +9,7 @@ import pytest
 
 import offload as ol
 from offload.diagnostics import OffloadError
-from offload.targets import indexing_differs
+from offload.frontend.captures import indexing_differs
 
 pytestmark = pytest.mark.cpu
 
@@ -73,11 +73,6 @@ def test_subclass_indexing_as_ndarray_is_accepted_as_out(compute):
 M = np.ma.masked_array([1.0, 2.0, 3.0], mask=[0, 1, 0])
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="captured values are classified in offload/frontend/captures.py (capture_kind) "
-    "and offload/frontend/names.py (classify), outside this change: see issue 19's report",
-)
 @pytest.mark.parametrize("compute", COMPUTES)
 def test_captured_masked_array_is_refused_naming_the_variable(compute):
     with pytest.raises((TypeError, OffloadError), match=r"captured 'M' is a numpy\.ma\.Masked"):
