@@ -33,5 +33,5 @@ def test_pipeline_time_grows_near_linearly_with_function_size(shape: str, tmp_pa
     big = ir_seconds(big_fn)
     # 10x the lines: linear is 10x; allow 40x for noise and n log n passes.
     assert big < 40 * small + 0.5, (
-        f"{shape}: {BIG // 10} lines {small:.3f} s, {BIG} lines {big:.3f} s"
+        f"{shape}: {n_small} lines {small:.3f} s, {n_big} lines {big:.3f} s"
     )
