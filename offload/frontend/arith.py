@@ -61,7 +61,11 @@ class Arith:
             opcode = Opcode.OR  # NumPy: bool + bool is logical or
         elif rt.is_bool and op == "mul":
             opcode = Opcode.AND
-        nonneg = rt.is_int and op in NONNEG_KEEPING and a.nonneg and b.nonneg
+        # A sum or product of two values >= 0 stays >= 0 unless it wraps: in a narrow signed
+        # type it can (int8: 28 + 100 == -128), so only int64 (indices stay below 2**62)
+        # and unsigned types keep the fact.
+        no_wrap = op not in ("add", "mul") or not rt.is_signed or rt.bits == 64
+        nonneg = rt.is_int and op in NONNEG_KEEPING and a.nonneg and b.nonneg and no_wrap
         return Scalar(self.core.b.binary(opcode, x, y), weak, None, nonneg)
 
     def check_int_power(

@@ -207,7 +207,9 @@ class LoweringCore:
                 c = int(c)
             if not t.is_int or -(2 ** (t.bits - 1)) <= int(c) < 2**t.bits:
                 return self.const(c, (t, w))
-        keep_nonneg = s.nonneg and t.is_int and t.bits >= s.type.bits
+        # A value >= 0 stays >= 0 where every value >= 0 of its type fits ``t`` (not uint64
+        # -> int64, whose top half wraps negative).
+        keep_nonneg = s.nonneg and t.is_int and _nonneg_max(s.type) <= _nonneg_max(t)
         return Scalar(self.b.cast(s.value, t), w, None, keep_nonneg)
 
     def truth(self, val: Val, node: ast.AST | None) -> Scalar:
@@ -351,3 +353,8 @@ def _fits(value: int, t: ScalarType) -> bool:
     bits = t.bits
     lo, hi = (-(1 << (bits - 1)), (1 << (bits - 1)) - 1) if t.is_signed else (0, (1 << bits) - 1)
     return lo <= value <= hi
+
+
+def _nonneg_max(t: ScalarType) -> int:
+    """The largest value of the integer or bool type ``t``."""
+    return 1 if t.is_bool else (1 << (t.bits - int(t.is_signed))) - 1

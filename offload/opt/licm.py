@@ -23,7 +23,35 @@ from offload.opt.base import FunctionPass
 from offload.opt.util import Loop, def_blocks, edge_args, natural_loops, remove_unreachable
 
 
-def _preheader(fn: Function, loop: Loop) -> Block | None:
+class _Facts:
+    """Range facts of the function, computed when first asked for and kept while the CFG
+    keeps its blocks: hoisting moves pure ops without changing any value's range, so one
+    analysis serves every loop (once per loop made compile time quadratic in the number of
+    loops, issue 19). A preheader made after the analysis is a new block with new arguments:
+    an argument's range is the union of the values its incoming edges pass."""
+
+    def __init__(self, fn: Function) -> None:
+        self.fn = fn
+        self._facts: RangeFacts | None = None
+        self.incoming: dict[Value, list[tuple[Value, Block]]] = {}
+        """A new preheader's argument -> (value passed, block passing it) per edge."""
+
+    def range_of(self, v: Value, at: Block) -> Range | None:
+        if self._facts is None:
+            self._facts = RangeFacts(self.fn)
+        sources = self.incoming.get(v)
+        if sources is None:
+            return self._facts.range_of(v, at)
+        joined: Range | None = None
+        for src, block in sources:
+            r = self.range_of(src, block)
+            if r is None:
+                return None
+            joined = r if joined is None else joined.union(r)
+        return joined
+
+
+def _preheader(fn: Function, loop: Loop, facts: _Facts) -> Block | None:
     """The loop's preheader (a block outside it jumping only to the header), made if need be."""
     header = loop.header
     if header is fn.entry:
@@ -34,6 +62,9 @@ def _preheader(fn: Function, loop: Loop) -> Block | None:
     pre = Block(args=[Value(a.type, a.hint) for a in header.args], hint="preheader")
     pre.terminator = Jump(header, list(pre.args))
     for p in dict.fromkeys(outside):
+        for passed in edge_args(p, header):
+            for a, v in zip(pre.args, passed, strict=True):
+                facts.incoming.setdefault(a, []).append((v, p))
         t = p.terminator
         if isinstance(t, Jump):
             t.target = pre
@@ -46,12 +77,11 @@ def _preheader(fn: Function, loop: Loop) -> Block | None:
     return pre
 
 
-def _first_iteration_blocks(fn: Function, loop: Loop, pre: Block) -> set[Block]:
+def _first_iteration_blocks(loop: Loop, pre: Block, facts: _Facts) -> set[Block]:
     """Loop blocks that surely run whenever the preheader does."""
     header = loop.header
     sure = {header}
     (init,) = edge_args(pre, header)
-    facts = RangeFacts(fn)
     entry_value = dict(zip(header.args, init, strict=True))
     block = header
     while True:
@@ -70,7 +100,7 @@ def _first_iteration_blocks(fn: Function, loop: Loop, pre: Block) -> set[Block]:
 
 
 def _decide_on_entry(
-    header: Block, cond: Value, entry_value: dict[Value, Value], facts: RangeFacts, pre: Block
+    header: Block, cond: Value, entry_value: dict[Value, Value], facts: _Facts, pre: Block
 ) -> bool | None:
     op = next((o for o in header.ops if o.result is cond), None)
     if op is None or op.opcode not in COMPARE:
@@ -87,11 +117,11 @@ def _decide_on_entry(
     return None if r.const is None else bool(r.const)
 
 
-def _hoist(fn: Function, loop: Loop) -> bool:
-    pre = _preheader(fn, loop)
+def _hoist(fn: Function, loop: Loop, facts: _Facts) -> bool:
+    pre = _preheader(fn, loop, facts)
     if pre is None:
         return False
-    sure = _first_iteration_blocks(fn, loop, pre)
+    sure = _first_iteration_blocks(loop, pre, facts)
     where = def_blocks(fn)
     hoisted: set[Value] = set()
     moved: list[Op] = []
@@ -120,8 +150,9 @@ class LoopInvariantCodeMotion(FunctionPass):
     def rewrite(self, fn: Function) -> Function:
         remove_unreachable(fn)
         headers = [lp.header for lp in natural_loops(fn)]
+        facts = _Facts(fn)
         for header in headers:
             loop = next((lp for lp in natural_loops(fn) if lp.header is header), None)
             if loop is not None:
-                _hoist(fn, loop)
+                _hoist(fn, loop, facts)
         return fn
