@@ -36,6 +36,7 @@ from offload.frontend.values import (
 from offload.ir.builder import Builder
 from offload.ir.core import Block, Value
 from offload.ir.ops import Opcode
+from offload.ir.semantics import wrap_int
 from offload.ir.types import ScalarType
 
 Env = dict[str, Val | Unbound]
@@ -204,9 +205,10 @@ class LoweringCore:
             if t.is_float:
                 c = float(c)
             elif t.is_int:
-                c = int(c)
-            if not t.is_int or -(2 ** (t.bits - 1)) <= int(c) < 2**t.bits:
-                return self.const(c, (t, w))
+                # A strong constant converts as NumPy's astype does: two's complement
+                # (np.int8(np.uint8(200)) == -56); a weak one was checked to fit above.
+                c = wrap_int(int(c), t.bits, t.is_signed)
+            return self.const(c, (t, w))
         # A value >= 0 stays >= 0 where every value >= 0 of its type fits ``t`` (not uint64
         # -> int64, whose top half wraps negative).
         keep_nonneg = s.nonneg and t.is_int and _nonneg_max(s.type) <= _nonneg_max(t)
