@@ -64,10 +64,10 @@ class ForkGuard:
         """True in a child forked after the parent's OpenMP threads started."""
         if self.pid is None or self.pid == os.getpid():
             return False
-        import numba
+        from numba.np.ufunc.parallel import threading_layer
 
         try:
-            return bool(numba.threading_layer() == "omp")
+            return bool(threading_layer() == "omp")  # type: ignore[no-untyped-call]
         except ValueError:  # no layer started (cannot happen once the parent launched)
             return False
 
