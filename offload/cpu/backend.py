@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import hashlib
 import linecache
+import os
 import threading
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -43,11 +44,43 @@ def _source(fn: Function, options: CompileOptions, parallel: bool) -> tuple[str,
     return text, hooks
 
 
+class ForkGuard:
+    """Whether a ``cpu-par`` launch here would run in a child forked after its parent ran
+    parallel kernels on numba's GNU OpenMP threading layer, which kills such a child
+    ("fork() called from a process already using GNU OpenMP"). numba's fork-safe layer
+    (TBB) is not always installed and its ``workqueue`` layer aborts on concurrent calls
+    from several threads, so the child runs the sequential kernel instead."""
+
+    def __init__(self) -> None:
+        self.pid: int | None = None
+        """The process that first launched a parallel kernel."""
+
+    def launched(self) -> None:
+        """Note a parallel launch in this process (the first one counts)."""
+        if self.pid is None:
+            self.pid = os.getpid()
+
+    def in_forked_child(self) -> bool:
+        """True in a child forked after the parent's OpenMP threads started."""
+        if self.pid is None or self.pid == os.getpid():
+            return False
+        from numba.np.ufunc.parallel import threading_layer
+
+        try:
+            return bool(threading_layer() == "omp")  # type: ignore[no-untyped-call]
+        except ValueError:  # no layer started (cannot happen once the parent launched)
+            return False
+
+
 class CpuKernel:
     """A compiled element function: ``launch`` fills the outputs for every index."""
 
     def __init__(self, fn: Function, dispatcher: Any, hooks: CpuHooks, source: str) -> None:
         self.fn = fn
+        self.fork_guard: ForkGuard | None = None
+        """Set on ``cpu-par`` kernels (see ``ForkGuard``)."""
+        self.sequential: Callable[[], CpuKernel] | None = None
+        """The ``cpu-seq`` kernel of the same function, compiled on demand."""
         self.dispatcher = dispatcher
         self.source = source
         self.sites = list(hooks.sites)
@@ -62,6 +95,11 @@ class CpuKernel:
         """Compute every element of ``shape`` into ``outs`` (one array per result)."""
         if any(n == 0 for n in shape):
             return
+        if self.fork_guard is not None and self.sequential is not None:
+            if self.fork_guard.in_forked_child():
+                self.sequential().launch(shape, outs, captures)
+                return
+            self.fork_guard.launched()
         if len(shape) == 0:
             outs = [o.reshape(1) for o in outs]
         caps = [
@@ -127,6 +165,7 @@ class CpuBackend:
         self.name = "cpu-par" if parallel else "cpu-seq"
         self._cache: dict[tuple[str, str], CpuKernel] = {}
         self._lock = threading.Lock()
+        self.fork_guard = ForkGuard() if parallel else None
 
     def source(self, fn: Function, options: CompileOptions) -> str:
         """The Python source of the kernel ``compile`` would build (for ``ol.explain``)."""
@@ -170,7 +209,11 @@ class CpuBackend:
             "nogil": True,
         }
         dispatcher = numba.njit(parallel=self.parallel, **flags)(namespace["kernel"])
-        return CpuKernel(fn, dispatcher, hooks, src)
+        kernel = CpuKernel(fn, dispatcher, hooks, src)
+        if self.fork_guard is not None:
+            kernel.fork_guard = self.fork_guard
+            kernel.sequential = lambda: CPU_SEQ.compile(fn, options)
+        return kernel
 
     def allocate(self, shape: tuple[int, ...], dtypes: Sequence[np.dtype[Any]]) -> list[Any]:
         """Fresh C-contiguous output arrays, one per dtype."""

@@ -26,6 +26,11 @@ from offload.ir.types import ArrayType, ScalarType
 TILE = 2048
 """Elements of the last axis per parallel task (cpu-par)."""
 
+MAX_NESTED_RANK = 3
+"""``cpu-seq`` nests one loop per axis up to this rank; above it, one loop over the rows
+(unravelled) and one over the last axis, so the kernel's nesting does not grow with the
+rank (Python allows 20 nested loops; NumPy arrays have up to 64 axes)."""
+
 
 class CpuHooks(BaseHooks):
     """Emission hooks for numba CPU kernels: captures are numba array/scalar arguments."""
@@ -48,7 +53,9 @@ class CpuHooks(BaseHooks):
     ) -> ast.expr:
         arr = name(f"c{capture_index}")  # (CPU kernels never get narrowed indices)
         if not index_exprs:
-            return expr("a[()]", a=arr)
+            # numba's parfor lowering fails on ``a[()]`` of a 0-d array; ``item()`` is the
+            # same read and lowers in both kernels.
+            return expr("a.item()", a=arr)
         return ast.Subscript(arr, _unsigned_index(index_exprs), ast.Load())
 
     def shape(self, capture_index: int, axis: int) -> ast.expr:
@@ -116,6 +123,8 @@ def kernel_function(fn: Function, hooks: CpuHooks, parallel: bool) -> list[ast.s
         nest = body
     elif parallel and rank >= 2:
         nest = _tiled(rank, body)
+    elif rank > MAX_NESTED_RANK:
+        nest = _rows(rank, body)
     else:
         nest = body
         for k in reversed(range(rank)):
@@ -140,21 +149,39 @@ def _def(fname: str, params: list[str], body: list[ast.stmt]) -> ast.stmt:
     return ast.FunctionDef(name=fname, args=args, body=body, decorator_list=[], lineno=0)
 
 
+def _unravel(q0: ast.expr, rank: int) -> list[ast.stmt]:
+    """``i0 .. i{rank-2}`` from the row number ``q0``, last outer axis fastest (row-major)."""
+    out: list[ast.stmt] = [assign("q0", q0)]
+    q = 0
+    for k in reversed(range(1, rank - 1)):
+        out.append(assign(f"i{k}", expr(f"q{q} % n{k}")))
+        out.append(assign(f"q{q + 1}", expr(f"q{q} // n{k}")))
+        q += 1
+    out.append(assign("i0", name(f"q{q}")))
+    return out
+
+
+def _rows(rank: int, body: list[ast.stmt]) -> list[ast.stmt]:
+    """``cpu-seq`` above ``MAX_NESTED_RANK``: a loop over the rows, then the last axis."""
+    last = rank - 1
+    rows = " * ".join(f"n{k}" for k in range(last))
+    inner = [
+        *_unravel(expr("np.int64(row)"), rank),
+        *_index_loop(last, expr(f"range(n{last})"), body),
+    ]
+    return [ast.For(ast.Name("row", ast.Store()), expr(f"range({rows})"), inner, [])]
+
+
 def _tiled(rank: int, body: list[ast.stmt]) -> list[ast.stmt]:
     last = rank - 1
     rows = " * ".join(f"n{k}" for k in range(last))
+    first, *unravel = _unravel(expr("np.int64(task) // tiles"), rank)
     inner: list[ast.stmt] = [
-        assign("q0", expr("np.int64(task) // tiles")),
+        first,
         assign("lo", expr(f"(task - q0 * tiles) * {TILE}")),
         assign("hi", expr(f"min(lo + {TILE}, n{last})")),
+        *unravel,
     ]
-    # unravel the row number, last outer axis fastest (row-major)
-    q = 0
-    for k in reversed(range(1, last)):
-        inner.append(assign(f"i{k}", expr(f"q{q} % n{k}")))
-        inner.append(assign(f"q{q + 1}", expr(f"q{q} // n{k}")))
-        q += 1
-    inner.append(assign("i0", name(f"q{q}")))
     inner.extend(_index_loop(last, expr("range(lo, hi)"), body))
     return [
         assign("tiles", expr(f"(n{last} + {TILE - 1}) // {TILE}")),

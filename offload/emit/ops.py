@@ -131,11 +131,61 @@ def _bin(code: Opcode, a: ast.expr, b: ast.expr) -> ast.expr:
     return expr(f"a {_PYOP[code]} b", a=a, b=b)
 
 
+def _wrapping(code: Opcode, a: ast.expr, b: ast.expr, t: ScalarType) -> ast.expr:
+    """``t(a op b)`` for ``ADD``/``SUB``/``MUL`` with two's-complement wrap-around.
+
+    numba computes int64 arithmetic with LLVM's ``nsw`` flag, which lets LLVM assume no
+    overflow (``(x + 1) > x`` folds to true). Unsigned arithmetic carries no such flag, so
+    an int64 op goes through uint64 and back (the same machine instruction). Narrower ints
+    are computed in int64 by numba and cannot overflow it."""
+    if t.is_signed and t.bits == 64:
+        return expr(f"T(U(a) {_PYOP[code]} U(b))", T=ctor(t), U=expr("np.uint64"), a=a, b=b)
+    return wrap(_bin(code, a, b), t)
+
+
+def _negate(a: ast.expr, t: ScalarType) -> ast.expr:
+    """``-a`` wrapped to ``t`` (``-INT64_MIN`` is ``INT64_MIN``; see ``_wrapping``)."""
+    if t.is_signed and t.bits == 64:
+        return expr("T(np.uint64(0) - np.uint64(a))", T=ctor(t), a=a)
+    return wrap(expr("-a", a=a), t)
+
+
 def _cast(x: ast.expr, src: object, t: ScalarType) -> ast.expr:
     assert isinstance(src, ScalarType)
     if t.is_bool:
         return x if src.is_bool else expr("x != z", x=x, z=const(0, src))
+    if src.is_float and t.is_int:
+        return _float_to_int(x, src, t)
     return ast.Call(ctor(t), [x], [])
+
+
+def _float_to_int(x: ast.expr, src: ScalarType, t: ScalarType) -> ast.expr:
+    """The float -> int conversion of ``semantics.float_to_int`` (NumPy's array ``astype``
+    on x86-64): truncation where the value fits, the machine's fixed answer where it does
+    not. The machine conversion only ever sees an in-range operand, so no target's own
+    rule for out-of-range values (LLVM: poison; PTX: saturation) can show."""
+    if t.bits < 32:  # through int32, then wrapped to the width
+        return ast.Call(ctor(t), [_trunc_or_min(x, src, 32)], [])
+    if t.is_signed:
+        return _trunc_or_min(x, src, t.bits)
+    half = const(2.0 ** (t.bits - 1), src)
+    # x >= 2**(b-1): convert x - 2**(b-1) and add 2**(b-1) back, wrapping (a value beyond
+    # 2**b gives INT_MIN + 2**(b-1) = 0); otherwise the signed conversion, wrapped.
+    hi = _trunc_or_min(expr("x - h", x=x, h=half), src, t.bits)
+    lo = _trunc_or_min(x, src, t.bits)
+    high = expr("T(T(h) + T(H))", T=ctor(t), h=hi, H=const(2 ** (t.bits - 1), t))
+    return expr("hv if x >= h else T(lv)", hv=high, x=x, h=half, T=ctor(t), lv=lo)
+
+
+def _trunc_or_min(x: ast.expr, src: ScalarType, bits: int) -> ast.expr:
+    """The signed ``bits``-wide truncation of ``x`` if ``-2**(bits-1) <= x < 2**(bits-1)``,
+    else ``-2**(bits-1)`` (NaN included): x86-64's ``cvttsd2si``."""
+    s = scalar_by_name(f"i{bits}")
+    lo, hi = const(-(2.0 ** (bits - 1)), src), const(2.0 ** (bits - 1), src)
+    ok = expr("(x >= lo) & (x < hi)", x=x, lo=lo, hi=hi)
+    # the conversion is of 0 when out of range, so it never sees an out-of-range operand
+    return expr("T(x if ok else z) if ok else m", T=ctor(s), x=x, ok=ok, z=const(0.0, src),
+                m=const(-(2 ** (bits - 1)), s))  # fmt: skip
 
 
 def _float_op(
@@ -164,16 +214,18 @@ def _int_op(
 ) -> list[ast.stmt]:
     a = ops[0]
     zero = const(0, t)
-    if code in (Opcode.ADD, Opcode.SUB, Opcode.MUL, Opcode.AND, Opcode.OR, Opcode.XOR):
+    if code in (Opcode.ADD, Opcode.SUB, Opcode.MUL):
+        return [assign(out, _wrapping(code, a, ops[1], t))]
+    if code in (Opcode.AND, Opcode.OR, Opcode.XOR):
         return [assign(out, wrap(_bin(code, a, ops[1]), t))]
     if code is Opcode.NEG:
-        return [assign(out, wrap(expr("-a", a=a), t))]
+        return [assign(out, _negate(a, t))]
     if code is Opcode.INVERT:
         return [assign(out, wrap(expr("~a", a=a), t))]
     if code is Opcode.ABS:
         if not t.is_signed:
             return [assign(out, a)]
-        return [assign(out, wrap(expr("-a if a < z else a", a=a, z=zero), t))]
+        return [assign(out, expr("n if a < z else a", n=_negate(a, t), a=a, z=zero))]
     b = ops[1]
     if code in (Opcode.FLOORDIV, Opcode.FLOORMOD, Opcode.DIV, Opcode.REM):
         return _int_division(code, a, b, t, out=out, tmp=tmp)
@@ -195,7 +247,7 @@ def _int_division(
         m1 = const(-1, t)
         bad = expr("(b == z) | (b == m)", b=b, z=zero, m=m1)
         stmts: list[ast.stmt] = [assign(s, expr("o if bad else b", o=one, bad=bad, b=b))]
-        edge = expr("z if b == z else T(-a)", z=zero, b=b, T=ctor(t), a=a)
+        edge = expr("z if b == z else n", z=zero, b=b, n=_negate(a, t))
     else:
         bad = expr("b == z", b=b, z=zero)
         stmts = [assign(s, expr("o if bad else b", o=one, bad=bad, b=b))]
@@ -281,10 +333,10 @@ def _int_pow(a: ast.expr, b: ast.expr, t: ScalarType, out: str, tmp: _Temps) -> 
         [
             ast.If(
                 expr("(e & o) != z", e=name(e), o=one, z=zero),
-                [assign(out, expr("T(r * x)", T=T, r=name(out), x=name(base)))],
+                [assign(out, _wrapping(Opcode.MUL, name(out), name(base), t))],
                 [],
             ),
-            assign(base, expr("T(x * x)", T=T, x=name(base))),
+            assign(base, _wrapping(Opcode.MUL, name(base), name(base), t)),
             assign(e, expr("T(e >> o)", T=T, e=name(e), o=one)),
         ],
         [],

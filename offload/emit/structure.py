@@ -23,10 +23,14 @@ line the emitter puts a marker that ``offload.emit.pysrc`` prints as ``# offload
 from __future__ import annotations
 
 import ast
+import contextlib
+import sys
+from collections.abc import Iterator
 
 from offload.diagnostics import CompileError
 from offload.emit.blocks import LINE_MARKER, Names, cross_block_values
 from offload.emit.dispatch import BLOCK_VAR, dispatch_loop
+from offload.emit.flatten import check_depth, flatten_chains
 from offload.emit.hooks import EmitHooks
 from offload.emit.ops import OpContext
 from offload.emit.structurize import EXIT_VAR, LoopForest, Structurizer
@@ -43,7 +47,9 @@ def emit_body(fn: Function, hooks: EmitHooks) -> list[ast.stmt]:
     Control never leaves the statements by ``break``/``continue`` of an enclosing loop, so
     a backend may splice them into its own loop nest. Pure: the same IR and hooks give the
     same statements. Raises ``CompileError`` for IR the emitter cannot express (which a
-    verified function never is).
+    verified function never is), and a located ``UnsupportedSyntax`` for loops or blocks
+    nested deeper than a kernel can hold (``offload.emit.flatten``). Long ``if``/``elif``
+    chains are flattened, so their length does not count as depth.
     """
     for block in fn.blocks:
         if block.terminator is None:
@@ -61,9 +67,28 @@ def emit_body(fn: Function, hooks: EmitHooks) -> list[ast.stmt]:
             out.append(assign(names.var(v), name(hooks.param_name(names.params[v]))))
     forest = LoopForest(fn)
     if not forest.reducible:
-        return [*out, *dispatch_loop(fn, cx, names)]
-    s = Structurizer(fn, forest, cx, names)
-    body = s.body()
-    if s.uses_exit_var:
-        out.append(assign(EXIT_VAR, ast.Constant(0)))
+        body = dispatch_loop(fn, cx, names)
+    else:
+        s = Structurizer(fn, forest, cx, names)
+        with _recursion_room(len(fn.blocks)):
+            body = s.body()
+        if s.uses_exit_var:
+            out.append(assign(EXIT_VAR, ast.Constant(0)))
+    body = flatten_chains(body)
+    check_depth(body, fn.name, fn.span)
     return [*out, *body]
+
+
+@contextlib.contextmanager
+def _recursion_room(n_blocks: int) -> Iterator[None]:
+    """Room for the structuriser's recursion, a few frames per nested block (an ``elif``
+    chain of n arms nests n deep before ``flatten_chains`` undoes it). Python 3.11+ keeps
+    Python-to-Python calls off the C stack, so a higher limit costs only heap frames."""
+    old = sys.getrecursionlimit()
+    need = old + 8 * n_blocks
+    sys.setrecursionlimit(need)
+    try:
+        yield
+    finally:
+        if sys.getrecursionlimit() == need:  # another thread may have changed it meanwhile
+            sys.setrecursionlimit(old)

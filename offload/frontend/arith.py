@@ -130,6 +130,9 @@ class Arith:
         if name == "invert":
             opcode = Opcode.NOT if rt.is_bool else Opcode.INVERT
             return Scalar(self.core.b.unary(opcode, x.value), weak)
+        if name == "abs" and rt is BOOL:
+            # NumPy: abs of a bool is the bool; Python: abs(True) is the int 1
+            return self.core.convert(val, I64, True) if weak else x
         if name == "abs":
             return Scalar(self.core.b.unary(Opcode.ABS, x.value), weak, None, False)
         return Scalar(self.core.b.unary(Opcode.NEG, x.value), weak)

@@ -215,8 +215,11 @@ class Calls:
         if name == "sign":
             x = vals[0]
             zero = self.core.b.const(0, rt)
+            other = x
+            if rt.is_float:  # NumPy: sign(-0.0) is +0.0 (and sign(nan) is nan)
+                other = self.core.b.select(self.core.b.binary(Opcode.EQ, x, zero), zero, x)
             res = self.core.b.select(
-                self.core.b.binary(Opcode.GT, x, zero), self.core.b.const(1, rt), x
+                self.core.b.binary(Opcode.GT, x, zero), self.core.b.const(1, rt), other
             )
             if rt.is_float or rt.is_signed:
                 neg = self.core.b.binary(Opcode.LT, x, zero)

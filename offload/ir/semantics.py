@@ -14,7 +14,9 @@ docs/ARCHITECTURE.md, "Semantics decisions"):
   ``±1`` for base -1 and 0 otherwise.
 * Shifts by a count outside ``[0, bits)`` give NumPy's result: 0, or -1 for ``SHR`` of a
   negative signed value.
-* ``CAST`` is NumPy ``astype``.
+* ``CAST`` is NumPy ``astype``; a float -> int cast of a value the integer type cannot hold
+  (NaN, ±inf, out of range) follows NumPy's array ``astype`` on x86-64 (``float_to_int``), on
+  every host and target.
 """
 
 from __future__ import annotations
@@ -42,6 +44,30 @@ def wrap_int(value: int, bits: int, signed: bool) -> int:
 
 
 # -- integer ops on exact Python ints ---------------------------------------------------
+
+
+def _cvtt(x: float, bits: int) -> int:
+    """x86-64's truncating conversion to a signed ``bits``-wide int: ``INT_MIN`` when ``x``
+    is NaN or outside the type."""
+    lim = 1 << (bits - 1)
+    if not -lim <= x < lim:  # NaN fails every comparison
+        return -lim
+    return math.trunc(x)
+
+
+def float_to_int(x: float, bits: int, signed: bool) -> int:
+    """``np.array([x]).astype(int type)`` as NumPy 2 computes it on x86-64 (the C cast the
+    array loop compiles to): widths below 32 convert through int32 and wrap; unsigned 32/64
+    convert ``x - 2**(b-1)`` when ``x >= 2**(b-1)`` and add it back, wrapping; all else is
+    ``_cvtt``. Exact on every host (the C cast itself is undefined out of range)."""
+    if bits < 32:
+        return wrap_int(_cvtt(x, 32), bits, signed)
+    if signed:
+        return _cvtt(x, bits)
+    half = 1 << (bits - 1)
+    if x >= half:
+        return wrap_int(_cvtt(x - half, bits) + half, bits, False)
+    return wrap_int(_cvtt(x, bits), bits, False)
 
 
 def _floordiv(a: int, b: int, bits: int, signed: bool) -> int:
@@ -224,7 +250,11 @@ def eval_op_unchecked(
         c, a, b = operands
         return a if c else b
     if opcode is Opcode.CAST:
-        return operands[0].astype(dtype)  # type: ignore[no-any-return]
+        x = operands[0]
+        if x.dtype.kind == "f" and dtype.kind in "iu":
+            v = float_to_int(float(x), result_type.bits, dtype.kind == "i")
+            return dtype.type(v)  # type: ignore[no-any-return]
+        return x.astype(dtype)  # type: ignore[no-any-return]
     if opcode is Opcode.MIN or opcode is Opcode.MAX:
         a, b = operands
         # Python's min/max: the first operand wins ties and NaN comparisons.
@@ -286,4 +316,4 @@ def eval_op(
     return result
 
 
-__all__ = ["SemanticsError", "eval_op", "eval_op_unchecked", "wrap_int"]
+__all__ = ["SemanticsError", "eval_op", "eval_op_unchecked", "float_to_int", "wrap_int"]

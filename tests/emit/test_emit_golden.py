@@ -24,7 +24,7 @@ v_5 = x_3 * v_4
 # offload: kern.py:3
 v_6 = np.int64(3)
 _t7k0 = np.int64(1) if (v_6 == np.int64(0)) | (v_6 == np.int64(-1)) else v_6
-v_7 = (np.int64(0) if v_6 == np.int64(0) else np.int64(-c1)) if (v_6 == np.int64(0)) | (v_6 == np.int64(-1)) else np.int64(c1 // _t7k0)
+v_7 = (np.int64(0) if v_6 == np.int64(0) else np.int64(np.uint64(0) - np.uint64(c1))) if (v_6 == np.int64(0)) | (v_6 == np.int64(-1)) else np.int64(c1 // _t7k0)
 v_8 = np.float32(v_7)
 v_9 = v_5 + v_8
 out0[0] = v_9
@@ -47,7 +47,7 @@ while True:
     v_9 = c0[i0, k_5]
     v_10 = x_6 + v_9
     v_11 = np.int64(1)
-    v_12 = np.int64(k_5 + v_11)
+    v_12 = np.int64(np.uint64(k_5) + np.uint64(v_11))
     k_5, x_6, y_7 = (v_12, y_7, v_10)
 # offload: kern.py:5
 v_13 = x_6 + y_7

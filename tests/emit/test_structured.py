@@ -166,7 +166,7 @@ while True:
     v_9 = np.int64(0) if (v_8 == np.int64(0)) | (v_8 == np.int64(-1)) else np.int64(k_5 % _t9k0)
     v_10 = c0[v_9]
     v_11 = np.int64(1)
-    v_12 = np.int64(k_5 + v_11)
+    v_12 = np.int64(np.uint64(k_5) + np.uint64(v_11))
     v_13 = np.float32(0.0)
     v_14 = v_10 < v_13
     if v_14:
@@ -209,10 +209,10 @@ while True:
         if not v_7:
             break
         # offload: kern.py:4
-        v_8 = np.int64(a_4 * b_6)
+        v_8 = np.int64(np.uint64(a_4) * np.uint64(b_6))
         v_9 = v_8 == i0
-        v_10 = np.int64(a_4 + b_6)
-        v_11 = np.int64(b_6 + v_3)
+        v_10 = np.int64(np.uint64(a_4) + np.uint64(b_6))
+        v_11 = np.int64(np.uint64(b_6) + np.uint64(v_3))
         if v_9:
             v_14 = v_10
             _exit = 1
@@ -221,7 +221,7 @@ while True:
     if _exit == 1:
         break
     # offload: kern.py:3
-    v_12 = np.int64(a_4 + v_3)
+    v_12 = np.int64(np.uint64(a_4) + np.uint64(v_3))
     a_4 = v_12
 if _exit == 0:
     # offload: kern.py:5
