@@ -13,6 +13,8 @@
 #   profile   Nsight Compute metrics of compute_g and the CUDA peers (tools/gpu-profile.sh) for
 #             PROFILE_NAMES (default: the benchmarks that miss their targets)
 #   overhead  the launch-overhead / compile-time benchmark alone (benchmarks/lab/overhead.py)
+#   system-numpy  the gpu lane's semantics tests and the quick blackscholes on the machine's
+#             own numpy (2.5 there: no carried wheel; offload.ptx.numba_compat)
 #   base-A base-B base-C base-D base-overhead
 #             the same, run by an earlier revision's tree in _base/ (a before/after in one
 #             call, on one machine): here, `mkdir _base && git archive REV offload benchmarks
@@ -63,6 +65,11 @@ for arg in "$@"; do
       # shellcheck disable=SC2086
       OUT="$RUN" PROFILE_TIMEOUT=60 timeout "$limit" bash tools/gpu-profile.sh --peers $names > "$RUN/profile.log" 2>&1 || status=1
       summary+=("$(sed -n '/^| bench/,/^$/p' "$RUN/profile/summary.md" 2>/dev/null | cut -c1-260)") ;;
+    system-numpy)
+      (export PYTHONPATH="$PWD"; python3 -c "import numpy; print('system numpy', numpy.__version__)"
+       timeout "$limit" python3 -m pytest -q -W error -p no:cacheprovider -n 4 -m gpu tests/gpu/test_gpu_semantics.py tests/gpu/test_stage_gpu.py
+       timeout "$limit" python3 -m benchmarks.runner blackscholes --size quick --targets g,gd --repeat 3 --no-plots --out "$RUN/system-numpy") > "$RUN/system-numpy.log" 2>&1 || status=1
+      summary+=("$(grep -E 'system numpy|passed|failed|^\| blackscholes' "$RUN/system-numpy.log" | cut -c1-160)") ;;
     overhead)
       timeout "$limit" python3 benchmarks/lab/overhead.py --json "$RUN/overhead.json" > "$RUN/overhead.txt" 2>&1 || status=1
       summary+=("$(grep -A 30 '^== offload GPU overhead' "$RUN/overhead.txt")") ;;
