@@ -69,6 +69,7 @@ def python_function(ks: KernelSource, user_name: str, simulator: bool = False) -
 @functools.cache
 def tool_versions() -> tuple[tuple[str, str], ...]:
     """(tool, version) pairs that change generated code: part of every cache key."""
+    ensure_compatible()
     import numba
     from numba.cuda.cudadrv import nvvm
 
@@ -164,6 +165,7 @@ def simulator_kernel(ks: KernelSource, user_name: str) -> Any:
     ``np.errstate(all="ignore")`` (set inside the kernel: the simulator's threads do not
     inherit the caller's error state).
     """
+    ensure_compatible()
     from numba import cuda
 
     tree = ast.parse(ks.source)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import importlib.metadata
 import threading
+import warnings
 
 import numpy as np
 
@@ -34,8 +35,14 @@ def ensure_compatible() -> None:
         try:
             from numba import config
 
-            if not getattr(config, "ENABLE_CUDASIM", 0):  # the simulator: no typing tables
-                import numba.cuda.np.arrayobj  # noqa: F401  (registers the overloads)
+            with warnings.catch_warnings():
+                # numba-cuda's own import-time deprecations under a newer NumPy (2.5: the
+                # generic timedelta unit) are not the user's to see, nor errors under -W.
+                warnings.simplefilter("ignore", DeprecationWarning)
+                import numba.cuda
+
+                if not getattr(config, "ENABLE_CUDASIM", 0):  # the simulator: no typing tables
+                    import numba.cuda.np.arrayobj  # noqa: F401  (registers the overloads)
         except Exception as err:
             raise GPUUnavailable.at(
                 f"numba-cuda {_version('numba-cuda')} could not be loaded with numpy "
