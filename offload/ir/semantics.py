@@ -183,7 +183,7 @@ def _rsqrt(x: Scalar) -> Scalar:
     return x.dtype.type(1) / np.sqrt(x)  # type: ignore[no-any-return]
 
 
-_MATH: dict[str, Callable[..., Scalar]] = {
+MATH_IMPL: dict[str, Callable[..., Scalar]] = {
     "sqrt": np.sqrt,
     "rsqrt": _rsqrt,
     "exp": np.exp,
@@ -220,7 +220,9 @@ _MATH: dict[str, Callable[..., Scalar]] = {
     "copysign": np.copysign,
     "fmod": np.fmod,
 }
-assert _MATH.keys() == MATH_FUNCTIONS.keys()
+assert MATH_IMPL.keys() == MATH_FUNCTIONS.keys()
+"""Each ``MATH`` function's meaning: NumPy's ufunc in the operand's float type (NaN/inf,
+never an exception), or Python's ``math`` function in double for the few without one."""
 
 
 class SemanticsError(ValueError):
@@ -262,7 +264,7 @@ def eval_op_unchecked(
         return b if wins else a
     if opcode is Opcode.MATH:
         name = attrs["fn"]
-        fn = _MATH.get(name)
+        fn = MATH_IMPL.get(name)
         if fn is None or len(operands) != MATH_FUNCTIONS[name]:
             raise SemanticsError(f"math function {name!r} with {len(operands)} operands")
         return fn(*operands)

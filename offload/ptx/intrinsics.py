@@ -24,6 +24,8 @@ from typing import Any
 
 import numpy as np
 
+from offload.ir.semantics import MATH_IMPL
+
 NSW_FUNCTIONS = {"add": "nsw_add_i32", "sub": "nsw_sub_i32", "mul": "nsw_mul_i32"}
 """LLVM instruction -> the name of the kernel-source function that emits it with ``nsw``."""
 
@@ -55,52 +57,9 @@ SIMULATOR_FUNCTIONS: dict[str, Callable[..., Any]] = {
 """The simulator's equivalents: the int32 result of the exact int64 operation; ``1/sqrt``."""
 
 
-def _via_double(fn: Callable[[float], float]) -> Callable[[Any], Any]:
-    """``fn`` (a ``math`` function without a NumPy ufunc) in ``x``'s float type."""
-
-    def apply(x: Any) -> Any:
-        t = type(x) if isinstance(x, np.floating) else np.float64
-        return t(fn(float(x)))
-
-    return apply
-
-
-_NUMPY_MATH: dict[str, Callable[..., Any]] = {
-    "sqrt": np.sqrt,
-    "exp": np.exp,
-    "exp2": np.exp2,
-    "expm1": np.expm1,
-    "log": np.log,
-    "log2": np.log2,
-    "log10": np.log10,
-    "log1p": np.log1p,
-    "sin": np.sin,
-    "cos": np.cos,
-    "tan": np.tan,
-    "asin": np.arcsin,
-    "acos": np.arccos,
-    "atan": np.arctan,
-    "sinh": np.sinh,
-    "cosh": np.cosh,
-    "tanh": np.tanh,
-    "asinh": np.arcsinh,
-    "acosh": np.arccosh,
-    "atanh": np.arctanh,
-    "erf": _via_double(math.erf),
-    "erfc": _via_double(math.erfc),
-    "fabs": np.fabs,
-    "floor": np.floor,
-    "ceil": np.ceil,
-    "trunc": np.trunc,
-    "isnan": np.isnan,
-    "isinf": np.isinf,
-    "isfinite": np.isfinite,
-    "atan2": np.arctan2,
-    "hypot": np.hypot,
-    "copysign": np.copysign,
-    "fmod": np.fmod,
-    "pow": np.power,
-}
+_NUMPY_MATH: dict[str, Callable[..., Any]] = {**MATH_IMPL, "pow": np.power}
+"""The interpreter's meaning of every ``MATH`` function (``offload.ir.semantics``), and
+``pow`` (the emitter calls ``math.pow`` for float ``**``)."""
 
 SIMULATOR_MATH = types.SimpleNamespace(
     **{name: getattr(math, name) for name in dir(math) if not name.startswith("_")} | _NUMPY_MATH
