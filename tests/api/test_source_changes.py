@@ -4,7 +4,6 @@ captured global, ``async def`` and ``functools.wraps`` wrappers (issue 19)."""
 from __future__ import annotations
 
 import functools
-import importlib.util
 import linecache
 import sys
 import types
@@ -14,17 +13,9 @@ import numpy as np
 import pytest
 
 import offload as ol
+from tests.scripts import import_path
 
 pytestmark = pytest.mark.cpu
-
-
-def _import(path: Path, name: str) -> types.ModuleType:
-    spec = importlib.util.spec_from_file_location(name, path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
 
 
 def _edit(path: Path, old: str, new: str) -> None:
@@ -39,7 +30,7 @@ def module(tmp_path: Path, request: pytest.FixtureRequest):
 
     def make(text: str) -> tuple[types.ModuleType, Path]:
         path.write_text(text)
-        return _import(path, name), path
+        return import_path(path, name), path
 
     yield make
     sys.modules.pop(name, None)

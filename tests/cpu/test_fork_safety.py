@@ -5,12 +5,12 @@ sequential kernel. Run in a subprocess so that a failure cannot take the runner 
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 import textwrap
 from pathlib import Path
 
 import pytest
+
+from tests.scripts import run_script
 
 pytestmark = pytest.mark.cpu
 
@@ -39,12 +39,6 @@ SCRIPT = textwrap.dedent(
 
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
 def test_compute_p_in_a_child_forked_after_the_parent_used_it(tmp_path: Path) -> None:
-    script = tmp_path / "fork_child.py"
-    script.write_text(SCRIPT)
-    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
-    proc = subprocess.run(
-        [sys.executable, "-W", "ignore", str(script)],
-        capture_output=True, text=True, timeout=300, env=env,
-    )  # fmt: skip
+    proc = run_script(tmp_path, "fork_child.py", SCRIPT)
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert "child 0" in proc.stdout, (proc.stdout, proc.stderr[-2000:])

@@ -5,13 +5,12 @@ subprocess; strict xfail, so that the day it passes this test says to drop the m
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 import textwrap
 from pathlib import Path
 
 import pytest
+
+from tests.scripts import run_script
 
 pytestmark = pytest.mark.cpu
 
@@ -35,11 +34,5 @@ SCRIPT = textwrap.dedent(
 
 @pytest.mark.xfail(strict=True, reason="LLVM vectoriser bug: uniform udiv predicated on lane 0")
 def test_invariant_modulo_under_a_branch_in_a_parallel_loop(tmp_path: Path) -> None:
-    script = tmp_path / "udiv_branch.py"
-    script.write_text(SCRIPT)
-    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
-    proc = subprocess.run(
-        [sys.executable, "-W", "ignore", str(script)],
-        capture_output=True, text=True, timeout=300, env=env,
-    )  # fmt: skip
+    proc = run_script(tmp_path, "udiv_branch.py", SCRIPT)
     assert proc.returncode == 0, proc.stderr[-2000:]

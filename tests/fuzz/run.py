@@ -13,7 +13,6 @@ NaN equals NaN, and the sign of a zero matters. Outcomes per target: ``ok``, ``m
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import sys
 import traceback
@@ -25,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from tests.fuzz.gen import Program
+from tests.scripts import import_path
 
 CPU_TARGETS = ("interp", "compute_s", "compute_p")
 SIM_TARGETS = ("compute_g",)
@@ -55,12 +55,7 @@ def load_module(source: str, folder: Path, name: str) -> Any:
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / f"{name}.py"
     path.write_text(source)
-    spec = importlib.util.spec_from_file_location(name, path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
+    return import_path(path, name)
 
 
 def _np_value(v: Any) -> np.generic | None:
