@@ -1,0 +1,7 @@
+"""Accelerate-style collectives on the delayed-array graph (DESIGN.md §1): folds, scans,
+segmented operations, permute/scatter, stencil, filter and the structural nodes.
+
+``base.Collective`` is the contract between a node computed by a skeleton (not per
+element) and the graph scheduler that materialises it before the rest of the tree is
+fused into one kernel.
+"""
