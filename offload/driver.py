@@ -43,8 +43,8 @@ from offload.lowering import check_and_lower
 from offload.opt.manager import Trace, run_pipeline
 from offload.options import CompileOptions
 from offload.runtime.overlap import overlapping
+from offload.warm_lane import LANE_MEMOS, Compiled, Memo
 from offload.warm_lane import LANES as _LANES
-from offload.warm_lane import Compiled, Memo
 
 
 @dataclass
@@ -152,41 +152,45 @@ def run(  # noqa: PLR0917  (the public call's arguments, passed through)
         # The warm lane: the same code (a memo holds its code, so no other live object
         # has its id), globals, backend, options and rank as the memo's call, values of
         # the same types, the same kind of dtype=/out= (see ``Memo``).
-        memo = _LANES.get(id(target.__code__))
-        if (
-            memo is not None
-            and memo.backend is backend
-            and memo.options is options
-            and memo.globals is target.__globals__
-            and memo.rank == len(shape)
-        ):
+        lane = _LANES.get(id(target.__code__))
+        if lane is None:
+            return _run(backend, target, shape, dtype, out, options)
+        for memo in (lane, *lane.others) if lane.others else (lane,):
+            if not (
+                memo.backend is backend
+                and memo.options is options
+                and memo.globals is target.__globals__
+                and memo.rank == len(shape)
+            ):
+                continue
             values = memo.read(target)
-            if values is not None:
-                if out is None:
-                    if dtype is memo.dtype_arg:
-                        outs = backend.allocate(shape, memo.dtypes)
-                        if 0 not in shape:
-                            memo.launch(shape, outs, values)
-                        return outs[0] if memo.single else tuple(outs)
-                elif (
-                    type(out) is memo.out_type
-                    and out.shape == shape
-                    and (out.dtype is memo.dtypes[0] or out.dtype == memo.dtypes[0])
-                    and backend.writable(out)
-                    and not (memo.arrays and overlapping((out,), values, memo.arrays))
-                ):
-                    outs = [out]
+            if values is None:
+                continue
+            if out is None:
+                if dtype is memo.dtype_arg:
+                    outs = backend.allocate(shape, memo.dtypes)
+                    if 0 not in shape:
+                        memo.launch(shape, outs, values)
+                    return outs[0] if memo.single else tuple(outs)
+            elif (
+                type(out) is memo.out_type
+                and out.shape == shape
+                and (out.dtype is memo.dtypes[0] or out.dtype == memo.dtypes[0])
+                and backend.writable(out)
+                and not (memo.arrays and overlapping((out,), values, memo.arrays))
+            ):
+                outs = [out]
+                backend.prepare_outputs(outs)
+                if 0 not in shape:
+                    memo.launch(shape, outs, values)
+                return out
+            elif memo.out_types is not None and _warm_outs(out, shape, memo, backend):
+                outs = list(out)
+                if not (memo.arrays and overlapping(outs, values, memo.arrays)):
                     backend.prepare_outputs(outs)
                     if 0 not in shape:
                         memo.launch(shape, outs, values)
                     return out
-                elif memo.out_types is not None and _warm_outs(out, shape, memo, backend):
-                    outs = list(out)
-                    if not (memo.arrays and overlapping(outs, values, memo.arrays)):
-                        backend.prepare_outputs(outs)
-                        if 0 not in shape:
-                            memo.launch(shape, outs, values)
-                        return out
     return _run(backend, target, shape, dtype, out, options)
 
 
@@ -243,6 +247,11 @@ def _run(  # noqa: PLR0917
         memo = Memo(backend, target, len(shape), options, want, compiled, read, dtype, out, values)
         entry.memo = memo
         if memo.code is not None:
+            older = _LANES.get(id(memo.code))
+            if older is not None:
+                memo.others = tuple(m for m in (older, *older.others) if m.read is not read)[
+                    : LANE_MEMOS - 1
+                ]
             _LANES[id(memo.code)] = memo
     outs = _outputs(backend, shape, compiled.dtypes, out)
     targets = outs

@@ -57,6 +57,7 @@ class Memo:
         "kernel",
         "launch",
         "options",
+        "others",
         "out_type",
         "out_types",
         "rank",
@@ -91,6 +92,11 @@ class Memo:
         self.single = len(compiled.dtypes) == 1
         self.arrays = compiled.arrays
         self.read = read
+        self.others: tuple[Memo, ...] = ()
+        """Earlier memos of the same code (newest first, ``LANE_MEMOS`` in all), tried in
+        turn when this one does not match: a loop whose calls alternate between capture
+        types (a ping-pong whose first source is a host array and the rest device
+        results) stays on the warm lane. Set once, before the memo is published."""
         self.launch = launcher(backend, compiled, values)
         """``(shape, outs, values)``: the kernel run with the values ``read`` returns."""
         # What the warm lane accepts of the next call's dtype=/out= arguments without
@@ -151,4 +157,7 @@ def immutable_dtype(dtype: Any) -> bool:
 LANES: dict[int, Memo] = {}
 """id(code) -> the memo of the last call of an element function with that code (the memo
 holds the code object, so an id cannot be reused while it is here): the warm lane, found
-without hashing a code object or building a key tuple."""
+without hashing a code object or building a key tuple. Its ``others`` are the memos of the
+calls before, of other call styles."""
+LANE_MEMOS = 4
+"""Memos kept per code object: the last one and up to three earlier call styles."""

@@ -12,6 +12,8 @@
 #             (compute_p only for the three whose compute_s takes minutes)
 #   profile   Nsight Compute metrics of compute_g and the CUDA peers (tools/gpu-profile.sh) for
 #             PROFILE_NAMES (default: the benchmarks that miss their targets)
+#   unified   where unified mode's per-call time goes against device mode
+#             (benchmarks/lab/unified_tax.py; UNIFIED_NAMES picks benchmarks)
 #   overhead  the launch-overhead / compile-time benchmark alone (benchmarks/lab/overhead.py)
 #   system-numpy  the gpu lane's semantics tests and the quick blackscholes on the machine's
 #             own numpy (2.5 there: no carried wheel; offload.ptx.numba_compat)
@@ -58,7 +60,7 @@ for arg in "$@"; do
       timeout "$limit" python3 -m benchmarks.runner 1d-convolution matrix-mult nbody --size paper --targets p --iters 1 --repeat 1 --out "$RUN" --tag cpu-heavy --no-plots >> "$RUN/cpu.log" 2>&1 || status=1
       summary+=("$(grep -E '^\| [a-z0-9-]+ \| compute_' "$RUN/cpu.log" | cut -c1-120)") ;;
     quick)
-      timeout "$limit" python3 -m benchmarks.runner --size quick --targets g,gpu-peers --repeat 3 --out "$RUN" --tag quick --no-plots > "$RUN/quick.log" 2>&1 || status=1
+      timeout "$limit" python3 -m benchmarks.runner --size quick --targets ${QUICK_TARGETS:-g,gd,gpu-peers} --repeat 3 --out "$RUN" --tag quick --no-plots > "$RUN/quick.log" 2>&1 || status=1
       summary+=("$(grep -E '^\|' "$RUN/quick.log" | cut -c1-200)") ;;
     profile)
       names="${PROFILE_NAMES:-2d-convolution 7pt-stencil backprojection blackscholes dotp smvm nbody volume-rendering matrix-mult}"
@@ -73,6 +75,9 @@ for arg in "$@"; do
     overhead)
       timeout "$limit" python3 benchmarks/lab/overhead.py --json "$RUN/overhead.json" > "$RUN/overhead.txt" 2>&1 || status=1
       summary+=("$(grep -A 30 '^== offload GPU overhead' "$RUN/overhead.txt")") ;;
+    unified)
+      timeout "$limit" python3 -m benchmarks.lab.unified_tax ${UNIFIED_NAMES:-} > "$RUN/unified.txt" 2>&1 || status=1
+      summary+=("$(grep -E '^==|per iteration|kernel \(|host |rest of' "$RUN/unified.txt")") ;;
     base-A|base-B|base-C|base-D)
       group="${stage#base-}"
       (cd _base && OFFLOAD_CACHE_DIR=/tmp/offload-base-cache OUT="$RUN/base" timeout "$limit" bash benchmarks/gpu-bench.sh "$group" 3) > "$RUN/bench-$stage.log" 2>&1 || status=1

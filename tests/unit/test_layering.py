@@ -35,6 +35,9 @@ LAYERS: dict[str, set[str]] = {
         "offload.runtime",
         "offload.backend",
     },
+    "offload.lowering": {"offload.analysis", "offload.frontend"},
+    "offload.delayed": {"offload.lowering"},
+    "offload.acc": {"offload.delayed", "offload.backend", "offload.options"},
 }
 """Package (or leaf module) -> what it may import besides itself, transitively closed below
 (``_allowed``). Any other top-level module (``api``, ``driver``, ``targets``, ``explain``,

@@ -132,9 +132,11 @@ def test_array_of_another_type_with_the_same_kind_gets_a_lane_of_its_own(be, mon
     def twice(i):
         return arr[i] * 2
 
-    for a, calls in ((plain, 1), (plain.view(Tagged), 2), (plain, 3), (plain.view(Tagged), 4)):
+    # The first call of a new type takes the full path, later ones not; a type seen before
+    # finds its memo among the lane's earlier ones (Memo.others) without the full path.
+    for a, calls in ((plain, 1), (plain.view(Tagged), 2), (plain, 2), (plain.view(Tagged), 2)):
         arr = a
-        for _ in range(3):  # the first call of a new type takes the full path, later ones not
+        for _ in range(3):
             np.testing.assert_array_equal(driver.run(be, twice, (6,)), np.arange(6.0) * 2)
         assert len(full) == calls
     assert be.compiles == 1  # one kernel serves both types
@@ -431,3 +433,36 @@ def test_tuple_out_overlapping_a_capture_or_of_another_kind_leaves_the_lane(be):
         driver.run(be, pair, (4,), out=(np.zeros(4), np.zeros(5)))
     with pytest.raises(TypeError, match="out="):
         driver.run(be, pair, (4,), out=(np.zeros(4), [0.0] * 4))
+
+
+def test_a_ping_pong_alternating_capture_types_stays_on_the_warm_lane(be, monkeypatch):
+    # Run 12 (H100): 2d-convolution at 200x300 in device mode captured a frozen host array
+    # on its first iteration and device results on the others; with one memo per code
+    # object every run took the full path twice (and regenerated a reader), 4x slower
+    # than unified mode. With the lane's earlier memos, only the first run does.
+    full: list[int] = []
+    monkeypatch.setattr(driver, "_run", lambda *a: full.append(1) or _unpatched_run(*a))
+    first = np.arange(6.0)
+    src = first
+
+    def step(i):
+        return src[i] + 1.0
+
+    for _ in range(3):
+        src = first
+        for _ in range(4):
+            src = driver.run(be, step, (6,)).view(Tagged)
+    assert len(full) == 2
+    np.testing.assert_array_equal(src, np.arange(6.0) + 4)
+
+
+def test_the_lane_keeps_a_bounded_number_of_memos(be):
+    k = 1
+
+    def add(i):
+        return i + k
+
+    for k in (1, 2.0, True, np.int8(3), np.float32(1.5), 7):  # six capture types in turn
+        driver.run(be, add, (3,))
+    lane = driver._LANES[id(add.__code__)]
+    assert 1 + len(lane.others) == warm_lane.LANE_MEMOS
