@@ -249,9 +249,9 @@ def _run(  # noqa: PLR0917
         if memo.code is not None:
             older = _LANES.get(id(memo.code))
             if older is not None:
-                memo.others = tuple(m for m in (older, *older.others) if m.read is not read)[
-                    : LANE_MEMOS - 1
-                ]
+                style = memo.style()
+                kept = (m for m in (older, *older.others) if m.style() != style)
+                memo.others = tuple(kept)[: LANE_MEMOS - 1]
             _LANES[id(memo.code)] = memo
     outs = _outputs(backend, shape, compiled.dtypes, out)
     targets = outs

@@ -111,6 +111,20 @@ class Memo:
             if all(t is not None for t in types_):
                 self.out_types = types_  # type: ignore[assignment]
 
+    def style(self) -> tuple[Any, ...]:
+        """What a warm call must match to use this memo: a newer memo of the same style
+        replaces it in the lane."""
+        return (
+            self.backend,
+            self.options,
+            self.globals,
+            self.rank,
+            self.read,
+            self.dtype_arg,
+            self.out_type,
+            self.out_types,
+        )
+
 
 Launch = Callable[[tuple[int, ...], Sequence[Any], Sequence[Any]], None]
 

@@ -466,3 +466,21 @@ def test_the_lane_keeps_a_bounded_number_of_memos(be):
         driver.run(be, add, (3,))
     lane = driver._LANES[id(add.__code__)]
     assert 1 + len(lane.others) == warm_lane.LANE_MEMOS
+
+
+def test_a_first_call_without_out_then_calls_with_out_stay_on_the_warm_lane(be, monkeypatch):
+    # The suite's (R) pattern: a run allocates its result, then writes it again with out=.
+    # Both call styles share one reader; each keeps its own memo (Memo.style).
+    full: list[int] = []
+    monkeypatch.setattr(driver, "_run", lambda *a: full.append(1) or _unpatched_run(*a))
+    x = np.arange(5.0)
+
+    def double(i):
+        return x[i] * 2
+
+    for _ in range(3):
+        got = driver.run(be, double, (5,))
+        driver.run(be, double, (5,), out=got)
+        driver.run(be, double, (5,), out=got)
+    assert len(full) == 2
+    np.testing.assert_array_equal(got, x * 2)
