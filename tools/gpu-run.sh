@@ -17,7 +17,7 @@
 #   overhead  the launch-overhead / compile-time benchmark alone (benchmarks/lab/overhead.py)
 #   system-numpy  the gpu lane's semantics tests and the quick blackscholes on the machine's
 #             own numpy (2.5 there: no carried wheel; offload.ptx.numba_compat)
-#   base-A base-B base-C base-D base-overhead
+#   base-A base-B base-C base-D base-overhead base-quick
 #             the same, run by an earlier revision's tree in _base/ (a before/after in one
 #             call, on one machine): here, `mkdir _base && git archive REV offload benchmarks
 #             tools | tar -x -C _base` (_base/ is in .git/info/exclude: carry it with .whl);
@@ -82,6 +82,9 @@ for arg in "$@"; do
       group="${stage#base-}"
       (cd _base && OFFLOAD_CACHE_DIR=/tmp/offload-base-cache OUT="$RUN/base" timeout "$limit" bash benchmarks/gpu-bench.sh "$group" 3) > "$RUN/bench-$stage.log" 2>&1 || status=1
       summary+=("$(grep -E '^\|' "$RUN/bench-$stage.log" | grep -v -- '---' | cut -c1-220)") ;;
+    base-quick)
+      (cd _base && OFFLOAD_CACHE_DIR=/tmp/offload-base-cache timeout "$limit" python3 -m benchmarks.runner --size quick --targets ${QUICK_TARGETS:-g,gd,gpu-peers} --repeat 3 --out "$RUN/base" --tag quick --no-plots) > "$RUN/base-quick.log" 2>&1 || status=1
+      summary+=("$(grep -E '^\|' "$RUN/base-quick.log" | cut -c1-200)") ;;
     base-overhead)
       script=benchmarks/lab/overhead.py; [ -f "_base/$script" ] || script=benchmarks/overhead.py
       (cd _base && OFFLOAD_CACHE_DIR=/tmp/offload-base-cache PYTHONPATH="/tmp/site:$PWD" timeout "$limit" python3 "$script" --json "$RUN/base-overhead.json") > "$RUN/base-overhead.txt" 2>&1 || status=1
