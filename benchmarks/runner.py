@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from benchmarks import report
+from benchmarks import report, sweep
 from benchmarks.measure import measure_peer, measure_target
 from benchmarks.peers import peers_for
 from benchmarks.suite import ACCELERATE, ALL, HASKELL_GAP
@@ -51,6 +51,14 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     ap.add_argument("--out", default=str(RESULTS), help="results root directory")
     ap.add_argument("--tag", default="", help="suffix for the result file names")
     ap.add_argument("--no-plots", action="store_true")
+    ap.add_argument(
+        "--sweep",
+        type=int,
+        default=0,
+        metavar="N",
+        help="run each benchmark at N sizes from quick to paper (benchmarks/sweep.py) and "
+        "report compute_g over the best GPU peer and over compute_p at each",
+    )
     ap.add_argument(
         "--fresh-compile",
         default="",
@@ -110,10 +118,13 @@ def run_benchmark(
     repeat: int,
     iters: int | None,
     fresh: frozenset[str] = frozenset(),
+    params: Any = None,
 ) -> dict[str, Any]:
-    """All configurations of one benchmark: a JSON-ready record."""
+    """All configurations of one benchmark: a JSON-ready record (at ``params`` where given,
+    else at ``size``)."""
     bench = ALL[name]
-    params = bench.sizes[size]
+    if params is None:
+        params = bench.sizes[size]
     if iters is not None and hasattr(params, "iters"):
         params = dataclasses.replace(params, iters=iters)
     t0 = time.perf_counter()
@@ -161,6 +172,8 @@ def main(argv: list[str] | None = None) -> int:
         ol.config.bounds_check = True
         os.environ["OFFLOAD_BOUNDS_CHECK"] = "1"  # the --fresh-compile processes too
     env = environment()
+    if args.sweep:
+        return _sweep(args, names, targets, env)
     started = time.perf_counter()
     records = []
     for k, name in enumerate(names, 1):
@@ -184,6 +197,38 @@ def main(argv: list[str] | None = None) -> int:
     print(f"results: {outdir / stem}.json, .md ({results['wall_s']:.1f} s)")
     failed = [(r["name"], c["config"]) for r in records for c in r["configs"]
               if c["status"] in ("FAILED", "error")]  # fmt: skip
+    return 1 if failed else 0
+
+
+def _sweep(args: argparse.Namespace, names: list[str], targets: list[str], env: Any) -> int:
+    """``--sweep N``: each benchmark at N sizes (benchmarks/sweep.py); one JSON, one table,
+    one plot."""
+    started = time.perf_counter()
+    records = []
+    for name in names:
+        for params in sweep.sweep_params(ALL[name].sizes, args.sweep):
+            _progress(f"{name} [{sweep.label(params)}]")
+            rec = run_benchmark(name, "sweep", targets, args.repeat, None, params=params)
+            rec["size_label"] = sweep.label(params)
+            records.append(rec)
+    outdir = Path(args.out) / report.device_slug(env)
+    outdir.mkdir(parents=True, exist_ok=True)
+    stem = f"results-sweep{'-' + args.tag if args.tag else ''}"
+    results = {"env": env, "size": "sweep", "sweep": args.sweep, "targets": targets,
+               "repeat": args.repeat, "argv": ["bench", *sys.argv[1:]],
+               "wall_s": time.perf_counter() - started, "benchmarks": records}  # fmt: skip
+    (outdir / f"{stem}.json").write_text(json.dumps(results, indent=1, default=str))
+    table = sweep.markdown(records)
+    (outdir / f"{stem}.md").write_text(table)
+    print(table)
+    if not args.no_plots:
+        note = sweep.plot(records, outdir / f"{stem}.png")
+        if note:
+            print(note)
+    print(f"results: {outdir / stem}.json, .md ({results['wall_s']:.1f} s)")
+    failed = [
+        r["name"] for r in records for c in r["configs"] if c["status"] in ("FAILED", "error")
+    ]
     return 1 if failed else 0
 
 

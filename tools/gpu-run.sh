@@ -8,6 +8,8 @@
 #   blocking  matrix-mult's kernel under each register blocking (benchmarks/lab/blocking.py)
 #   ablation  every optimiser pass on/off on the paper's kernels (kernel time + PTX counts)
 #   quick     the whole suite at quick size on compute_g + peers (a fast smoke run)
+#   sweep     every benchmark at SWEEP_COUNT (5) sizes from quick to paper: compute_g (both
+#             modes), compute_p and the GPU peers; ratios per size (benchmarks/sweep.py)
 #   cpu       the host's CPU cores: compute_s and compute_p at paper size, one iteration
 #             (compute_p only for the three whose compute_s takes minutes)
 #   profile   Nsight Compute metrics of compute_g and the CUDA peers (tools/gpu-profile.sh) for
@@ -62,6 +64,9 @@ for arg in "$@"; do
     quick)
       timeout "$limit" python3 -m benchmarks.runner --size quick --targets ${QUICK_TARGETS:-g,gd,gpu-peers} --repeat 3 --out "$RUN" --tag quick --no-plots > "$RUN/quick.log" 2>&1 || status=1
       summary+=("$(grep -E '^\|' "$RUN/quick.log" | cut -c1-200)") ;;
+    sweep)
+      timeout "$limit" python3 -m benchmarks.runner ${SWEEP_NAMES:-} --sweep ${SWEEP_COUNT:-5} --targets ${SWEEP_TARGETS:-g,gd,p,gpu-peers} --repeat 3 --out "$RUN" --tag sweep > "$RUN/sweep.log" 2>&1 || status=1
+      summary+=("$(grep -E '^\|' "$RUN/sweep.log" | cut -c1-200)") ;;
     profile)
       names="${PROFILE_NAMES:-2d-convolution 7pt-stencil backprojection blackscholes dotp smvm nbody volume-rendering matrix-mult}"
       # shellcheck disable=SC2086
