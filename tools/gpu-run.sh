@@ -7,6 +7,8 @@
 #   study     the 2D-convolution study (paper Table 3)
 #   blocking  matrix-mult's kernel under each register blocking (benchmarks/lab/blocking.py)
 #   ablation  every optimiser pass on/off on the paper's kernels (kernel time + PTX counts)
+#   cpu-quick the whole suite at quick size on compute_s, compute_p and the CPU peers (NumPy,
+#             numba loops over the same element functions: benchmarks/peers/numba_loops.py)
 #   quick     the whole suite at quick size on compute_g + peers (a fast smoke run)
 #   sweep     every benchmark at SWEEP_COUNT (5) sizes from quick to paper: compute_g (both
 #             modes), compute_p and the GPU peers; ratios per size (benchmarks/sweep.py)
@@ -61,6 +63,9 @@ for arg in "$@"; do
       timeout "$limit" python3 -m benchmarks.runner $light --size paper --targets s,p --iters 1 --repeat 3 --out "$RUN" --tag cpu --no-plots > "$RUN/cpu.log" 2>&1 || status=1
       timeout "$limit" python3 -m benchmarks.runner 1d-convolution matrix-mult nbody --size paper --targets p --iters 1 --repeat 1 --out "$RUN" --tag cpu-heavy --no-plots >> "$RUN/cpu.log" 2>&1 || status=1
       summary+=("$(grep -E '^\| [a-z0-9-]+ \| compute_' "$RUN/cpu.log" | cut -c1-120)") ;;
+    cpu-quick)
+      timeout "$limit" python3 -m benchmarks.runner --size quick --targets s,p,cpu-peers --repeat 5 --out "$RUN" --tag cpu-quick --no-plots > "$RUN/cpu-quick.log" 2>&1 || status=1
+      summary+=("$(grep -E '^\| [a-z0-9-]+ \| (compute_|numba|numpy)' "$RUN/cpu-quick.log" | cut -c1-110)") ;;
     quick)
       timeout "$limit" python3 -m benchmarks.runner --size quick --targets ${QUICK_TARGETS:-g,gd,gpu-peers} --repeat 3 --out "$RUN" --tag quick --no-plots > "$RUN/quick.log" 2>&1 || status=1
       summary+=("$(grep -E '^\|' "$RUN/quick.log" | cut -c1-200)") ;;

@@ -44,6 +44,11 @@ class Peer:
 
 def peers_for(name: str) -> list[Peer]:
     """Every peer of benchmark ``name`` (CPU first)."""
-    from benchmarks.peers import cpu, gpu_cuda, gpu_libs
+    from benchmarks.peers import cpu, gpu_cuda, gpu_libs, numba_loops
 
-    return [*cpu.PEERS.get(name, []), *gpu_cuda.PEERS.get(name, []), *gpu_libs.PEERS.get(name, [])]
+    return [
+        *cpu.PEERS.get(name, []),
+        *numba_loops.peers(name),
+        *gpu_cuda.PEERS.get(name, []),
+        *gpu_libs.PEERS.get(name, []),
+    ]
