@@ -99,8 +99,14 @@ class NumbaCompute:
     def _build(self, fn: types.FunctionType, rank: int) -> tuple[Any, Any]:
         import numba
 
-        elem = _free_as_params(fn, numba.njit)
         values = tuple(c.cell_contents for c in fn.__closure__ or ())
+        for name, v in zip(fn.__code__.co_freevars, values, strict=True):
+            if callable(v) and not isinstance(v, np.ndarray):
+                raise TypeError(
+                    f"numba peer: {fn.__name__} calls the closure {name!r}, which numba "
+                    "cannot take as an argument (a numba user restructures the code)"
+                )
+        elem = _free_as_params(fn, numba.njit)
         sample = elem(*([0] * rank), *values)  # the result's arity (index 0 exists)
         nres = len(sample) if isinstance(sample, tuple) else 1
         idx = [f"i{a}" for a in range(rank)]
