@@ -209,7 +209,7 @@ class GPUBackend:
         if not isinstance(kernel, KernelChoice):
             return None
         cp = self._cp or self._bind_cupy()
-        return fused_launcher(fn, kernel.first, values, cp.ndarray, general)
+        return fused_launcher(fn, kernel.first, values, cp.ndarray, general, self._frozen.lookup)
 
     # -- helpers -------------------------------------------------------------------------
 

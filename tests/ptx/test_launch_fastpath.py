@@ -414,3 +414,60 @@ def test_tuple_out_warm_call_packs_both_results_in_one_fused_launch(fake_cupy, t
         assert calls[0] == 1  # the first call only: the others are the fused warm launch
     finally:
         xs = saved
+
+
+def test_unified_warm_call_with_a_managed_capture_is_one_fused_launch(
+    fake_cupy, tmp_path, monkeypatch
+):
+    # Run 12: unified mode waits for each kernel, so the host path of a ping-pong's
+    # managed capture is on the critical path; it is fused like a device array's.
+    cp, state = fake_cupy
+    be = _backend("unified", state, tmp_path)
+    calls = _counting_prepare(be)
+    global xs
+    saved = xs
+    try:
+        xs = cp.asarray(np.arange(8.0))
+        src = driver.run(be, axpy, (8,))  # a managed result
+        xs = src
+        driver.run(be, axpy, (8,))  # full path: a memo for a NumPy capture
+        general = {k: v for k, v in _last(state).items() if k != "out0"}
+        before = calls[0]
+        monkeypatch.setattr(HOST_PAGES, "touched", lambda ptr, nbytes: True)
+        prefetches = state["prefetches"]
+        got = driver.run(be, axpy, (8,))  # warm: fused, the capture prefetched first
+        assert calls[0] == before, "the warm unified call prepared captures"
+        assert {k: v for k, v in _last(state).items() if k != "out0"} == general
+        assert _last(state)["xs"] == src.ctypes.data
+        assert state["prefetches"] > prefetches
+        np.testing.assert_array_equal(got.shape, (8,))
+        xs = src[::2]  # a view: not the whole block, the general path
+        driver.run(be, axpy, (4,))
+        assert calls[0] == before + 1
+        assert _last(state)["xs"] == src.ctypes.data and _last(state)["xs.stride0"] == 2
+    finally:
+        xs = saved
+
+
+def test_unified_warm_call_with_a_frozen_host_capture_uses_its_device_copy(fake_cupy, tmp_path):
+    cp, state = fake_cupy
+    be = _backend("unified", state, tmp_path)
+    calls = _counting_prepare(be)
+    global xs
+    saved = xs
+    try:
+        host = np.arange(6.0)
+        be._frozen.freeze(host)
+        xs = host
+        driver.run(be, axpy, (6,))
+        copy_ptr = _last(state)["xs"]
+        assert copy_ptr != host.ctypes.data  # the cached device copy, not the host array
+        before = calls[0]
+        driver.run(be, axpy, (6,))
+        assert calls[0] == before and _last(state)["xs"] == copy_ptr  # fused, same copy
+        host.flags.writeable = True  # thawed: the copy may be stale, the general path copies
+        driver.run(be, axpy, (6,))
+        assert calls[0] == before + 1  # (its fresh copy may reuse the old copy's address)
+        assert be._frozen.lookup(cp, host) is None  # the stale copy is forgotten
+    finally:
+        xs = saved
