@@ -87,7 +87,7 @@ for arg in "$@"; do
       summary+=("$(grep -A 30 '^== offload GPU overhead' "$RUN/overhead.txt")") ;;
     unified)
       timeout "$limit" python3 -m benchmarks.lab.unified_tax ${UNIFIED_NAMES:-} > "$RUN/unified.txt" 2>&1 || status=1
-      summary+=("$(grep -E '^==|per iteration|kernel \(|host |rest of' "$RUN/unified.txt")") ;;
+      summary+=("$(grep -E '^==|per iteration|raw kernel|unified call' "$RUN/unified.txt")") ;;
     base-A|base-B|base-C|base-D)
       group="${stage#base-}"
       (cd _base && OFFLOAD_CACHE_DIR=/tmp/offload-base-cache OUT="$RUN/base" timeout "$limit" bash benchmarks/gpu-bench.sh "$group" 3) > "$RUN/bench-$stage.log" 2>&1 || status=1

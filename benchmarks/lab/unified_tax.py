@@ -3,12 +3,12 @@
     python3 -m benchmarks.lab.unified_tax [NAME ...] [--size paper] [--repeat 5]
 
 For each benchmark: the timed region (``bench.run`` over resident inputs, as the runner
-times it) in device mode and in unified mode, per iteration; then, in unified mode, each
-launch's GPU time (CUDA events recorded around ``GPUKernel.launch`` on the current stream)
-and the host time spent in each backend phase per call (``allocate``, ``prepare_outputs``,
-``prepare_captures``, ``launch`` including its synchronise), and the rest of the call
-(driver, memo, capture reading). Finally a cProfile of unified mode's timed region (top
-functions by own time). Medians over ``--repeat`` runs; microseconds.
+times it) in device mode and in unified mode, per iteration; then the unified call's kernel
+launched directly, without offload's Python: back to back on its managed buffers, back to
+back on device copies (does managed memory slow the kernel?), and launch + synchronise per
+launch (the round trip every unified call pays). Unified per iteration minus the last is
+offload's host path. Finally a cProfile of each mode's timed region (top functions by own
+time). Medians over ``--repeat`` runs; microseconds.
 """
 
 from __future__ import annotations
@@ -37,42 +37,103 @@ def _per_iter(run: Callable[[], Any], iters: int, repeat: int, sync: Callable[[]
     return statistics.median(times) * 1e6
 
 
-def _instrument(cp: Any) -> tuple[dict[str, list[float]], list[Any], Callable[[], None]]:
-    """Wrap the backend phases with host timers and the kernel launch with CUDA events."""
+def _raw_launches(cp: Any, fn: Any, shape: tuple[int, ...], iters: int) -> dict[str, float]:
+    """The unified memo's kernel launched directly (no offload Python): back to back on its
+    managed buffers, back to back on device copies of them, and launch + synchronise each
+    time on the managed buffers. Microseconds per launch."""
+    import numpy as np
+
+    import offload as ol
+    from offload import driver
+    from offload.runtime.memory import managed_buffer
+
+    memo = driver._LANES[id(fn.__code__)]
+    values = memo.read(fn)
+    backend = memo.backend
+    kernel = memo.kernel.leading()
+    out = ol.compute_g(shape, fn)
+    outs = [out] if not isinstance(out, tuple) else list(out)
+    prepared = backend.prepare_captures(values)
+    dev_values = [
+        cp.asarray(v) if isinstance(v, np.ndarray) and managed_buffer(v) is not None else v
+        for v in values
+    ]
+    dev_outs = [cp.empty(o.shape, o.dtype) for o in outs]
+    dev_prepared = backend.prepare_captures(dev_values)
+    stream = cp.cuda.get_current_stream()
+    got: dict[str, float] = {}
+    saved = kernel.synchronize
+    try:
+        for label, o, caps, sync in (
+            ("managed, back to back", outs, prepared, False),
+            ("device, back to back", dev_outs, dev_prepared, False),
+            ("managed, launch+sync", outs, prepared, True),
+        ):
+            kernel.synchronize = sync
+            for _ in range(3):
+                kernel.launch(shape, o, caps)
+            stream.synchronize()
+            start, end = cp.cuda.Event(), cp.cuda.Event()
+            start.record()
+            for _ in range(iters):
+                kernel.launch(shape, o, caps)
+            end.record()
+            end.synchronize()
+            got[label] = cp.cuda.get_elapsed_time(start, end) * 1e3 / iters
+    finally:
+        kernel.synchronize = saved
+    return got
+
+
+def _breakdown(bound: Any, compute: Any, fn: Any, stream_sync: Any) -> dict[str, float]:
+    """Host time per call in each step of unified mode's warm lane (one run, timers
+    wrapped around the steps; the sum is compared with the call's wall time)."""
+    from offload import driver
     from offload.ptx.backend import GPUBackend
-    from offload.ptx.launch import GPUKernel
+    from offload.runtime.residency import HOST_PAGES
 
-    host: dict[str, list[float]] = defaultdict(list)
-    events: list[Any] = []
-    saved: list[tuple[type, str, Any]] = []
+    spent: dict[str, float] = defaultdict(float)
+    counts: dict[str, int] = defaultdict(int)
+    restore: list[Any] = []
 
-    def wrap(cls: type, name: str, gpu: bool = False) -> None:
-        orig = getattr(cls, name)
-
-        def timed(*args: Any, **kwargs: Any) -> Any:
-            if gpu:
-                start, end = cp.cuda.Event(), cp.cuda.Event()
-                start.record()
+    def timed(name: str, f: Any) -> Any:
+        def wrapper(*a: Any, **k: Any) -> Any:
             t0 = time.perf_counter()
-            out = orig(*args, **kwargs)
-            host[name].append(time.perf_counter() - t0)
-            if gpu:
-                end.record()
-                events.append((start, end))
-            return out
+            try:
+                return f(*a, **k)
+            finally:
+                spent[name] += time.perf_counter() - t0
+                counts[name] += 1
 
-        saved.append((cls, name, orig))
-        setattr(cls, name, timed)
+        return wrapper
 
-    for phase in ("allocate", "prepare_outputs", "prepare_captures"):
-        wrap(GPUBackend, phase)
-    wrap(GPUKernel, "launch", gpu=True)
-
-    def restore() -> None:
-        for cls, name, orig in saved:
-            setattr(cls, name, orig)
-
-    return host, events, restore
+    memo = driver._LANES[id(fn.__code__)]
+    lane = [memo, *memo.others]
+    for m in lane:
+        restore.append((m, "launch", m.launch))
+        restore.append((m, "read", m.read))
+        m.launch = timed("launch (fused: pack, launch, sync)", m.launch)
+        m.read = timed("read captures", m.read)
+    for name in ("allocate", "prepare_outputs", "writable"):
+        restore.append((GPUBackend, name, getattr(GPUBackend, name)))
+        setattr(GPUBackend, name, timed(f"backend.{name}", getattr(GPUBackend, name)))
+    restore.append((driver, "overlapping", driver.overlapping))
+    driver.overlapping = timed("overlapping", driver.overlapping)  # type: ignore[attr-defined]
+    restore.append((HOST_PAGES, "touched", HOST_PAGES.touched))
+    HOST_PAGES.touched = timed("(of which) pagemap reads", HOST_PAGES.touched)  # type: ignore[method-assign]
+    try:
+        stream_sync()
+        t0 = time.perf_counter()
+        bound.run(compute)
+        stream_sync()
+        wall = time.perf_counter() - t0
+    finally:
+        for obj, name, value in reversed(restore):
+            setattr(obj, name, value)
+    calls = max(counts["read captures"], 1)
+    out = {k: v / calls * 1e6 for k, v in spent.items()}
+    out["wall per call"] = wall / calls * 1e6
+    return out
 
 
 def main() -> None:
@@ -111,35 +172,26 @@ def main() -> None:
                 profiles[key] = prof
                 if key != "g":
                     continue
-                host, events, restore = _instrument(cp)
-                try:
-                    calls_t0 = time.perf_counter()
-                    bound.run(compute)
-                    stream_sync()
-                    wall = (time.perf_counter() - calls_t0) * 1e6
-                finally:
-                    restore()
-                calls = max(len(host["launch"]), 1)
-                gpu = [cp.cuda.get_elapsed_time(s, e) * 1e3 for s, e in events]
-        print(f"\n== {name} ({args.size}, {iters} iterations, {calls} launches a run)")
+                caught: dict[str, Any] = {}
+
+                def catch(shape: Any, fn: Any = None, **kw: Any) -> Any:
+                    caught.setdefault("call", (shape, fn))
+                    return compute(shape, fn, **kw)
+
+                bound.run(catch)
+                shape, fn = caught["call"]
+                shape = (shape,) if isinstance(shape, int) else tuple(shape)
+                raw = _raw_launches(cp, fn, shape, 50)
+                parts = _breakdown(bound, compute, fn, stream_sync)
+        print(f"\n== {name} ({args.size}, {iters} iterations)")
         print(
             f"per iteration: device {row['gd']:.1f} us, unified {row['g']:.1f} us "
             f"(unified/device {row['g'] / row['gd']:.2f})"
         )
-        print(f"unified, one instrumented run: wall {wall / calls:.1f} us per launch")
-        print(
-            f"  kernel (events around launch): median {statistics.median(gpu):.1f} us, "
-            f"min {min(gpu):.1f}, max {max(gpu):.1f}"
-        )
-        accounted = 0.0
-        for phase, ts in host.items():
-            per = sum(ts) / calls * 1e6
-            accounted += per
-            print(
-                f"  host {phase:17s} {per:8.1f} us per launch "
-                f"(median {statistics.median(ts) * 1e6:.1f}, n={len(ts)})"
-            )
-        print(f"  rest of the call    {wall / calls - accounted:8.1f} us per launch")
+        for label, us in raw.items():
+            print(f"  raw kernel, {label:22s} {us:8.1f} us per launch")
+        for label, us in parts.items():
+            print(f"  unified call: {label:34s} {us:8.1f} us")
         for key, prof in profiles.items():
             buf = io.StringIO()
             pstats.Stats(prof, stream=buf).sort_stats("tottime").print_stats(18)
