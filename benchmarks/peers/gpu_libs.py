@@ -171,6 +171,62 @@ def _dotp_jax(inp: dict[str, Any]) -> Callable[[], Outputs]:
     return _jax_loop(lambda x, y: jnp.dot(x, y).reshape(1), _jax_put(inp, "x", "y"), 1)
 
 
+def _smvm_cusparse(inp: dict[str, Any]) -> Callable[[], Outputs]:
+    """``csr_matrix @ x`` in CuPy: cuSPARSE's SpMV (the issue's smvm peer)."""
+    import cupy
+    import cupyx.scipy.sparse as sparse
+
+    n = inp["params"].rows
+    a = sparse.csr_matrix(
+        (cupy.asarray(inp["val"]), cupy.asarray(inp["col"]), cupy.asarray(inp["rowptr"])),
+        shape=(n, n),
+    )
+    x = cupy.asarray(inp["x"])
+    return lambda: (a @ x,)
+
+
+def _sum_cub(inp: dict[str, Any]) -> Callable[[], Outputs]:
+    """``cupy.sum`` with CuPy's CUB reduction accelerator on: CUB's ``DeviceReduce``."""
+    import cupy
+    from cupy import _core
+
+    x = cupy.asarray(inp["x"])
+
+    def run() -> Outputs:
+        saved = _core.get_reduction_accelerators()
+        _core.set_reduction_accelerators(["cub"])
+        try:
+            return (cupy.sum(x).reshape(1),)
+        finally:
+            _core.set_reduction_accelerators(saved)
+
+    return run
+
+
+def _sum_cupy(inp: dict[str, Any]) -> Callable[[], Outputs]:
+    """``cupy.sum`` with no accelerator: CuPy's own reduction kernel."""
+    import cupy
+    from cupy import _core
+
+    x = cupy.asarray(inp["x"])
+
+    def run() -> Outputs:
+        saved = _core.get_reduction_accelerators()
+        _core.set_reduction_accelerators([])
+        try:
+            return (cupy.sum(x).reshape(1),)
+        finally:
+            _core.set_reduction_accelerators(saved)
+
+    return run
+
+
+def _sum_jax(inp: dict[str, Any]) -> Callable[[], Outputs]:
+    import jax.numpy as jnp
+
+    return _jax_loop(lambda x: jnp.sum(x).reshape(1), _jax_put(inp, "x"), 1)
+
+
 PEERS: dict[str, list[Peer]] = {
     "blackscholes": [
         Peer("cupy", True, _bs_cupy(fused=False), ("cupy",)),
@@ -190,4 +246,10 @@ PEERS: dict[str, list[Peer]] = {
         Peer("jax", True, _mmult_jax, ("jax",)),
     ],
     "dotp": [Peer("cublas", True, _dotp_cupy, ("cupy",)), Peer("jax", True, _dotp_jax, ("jax",))],
+    "smvm": [Peer("cusparse", True, _smvm_cusparse, ("cupy", "cupyx.scipy.sparse"))],
+    "sum": [
+        Peer("cub", True, _sum_cub, ("cupy",)),
+        Peer("cupy", True, _sum_cupy, ("cupy",)),
+        Peer("jax", True, _sum_jax, ("jax",)),
+    ],
 }
