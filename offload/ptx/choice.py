@@ -7,6 +7,12 @@ later one on the first launch that needs it (a variant that does not apply is ma
 ``None`` and skipped). A variant's kernel is a loaded kernel or the choice of the next
 level. Every variant computes every element exactly as the element function does, so the
 choice changes the time only.
+
+Making a variant runs its pass pipeline (cheap: IR); compiling its kernel (NVVM: seconds
+for a register-blocked one) waits until a launch picks it or something reads its kernel
+(``Variant.kernel``). Guards are known from the IR (``FillGuard``'s tile and blocking), so a
+launch whose shape a blocked variant would not fill never compiles it: matrix-mult at
+n = 128 compiled the 8x8 and 4x4 blockings before the kernel it ran (issue 20 item 6).
 """
 
 from __future__ import annotations
@@ -16,6 +22,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from offload.ir.core import Function
+from offload.ir.tile_ops import tile_of
 from offload.options import CompileOptions
 from offload.ptx.config import tile_count
 from offload.ptx.guard import IndexGuard
@@ -49,14 +56,42 @@ class FillGuard:
 Guard = IndexGuard | FillGuard
 
 
-@dataclass(frozen=True)
 class Variant:
-    """One variant of a choice: its name (``offload.ptx.plan``), kernel and guard."""
+    """One variant of a choice: its name (``offload.ptx.plan``), kernel and guard. The
+    kernel may be given as a function that makes it, called on first use."""
 
-    name: str
-    kernel: LoadedKernel | KernelChoice
-    guard: Guard | None
-    """``None``: every launch that reaches it."""
+    __slots__ = ("_kernel", "_make", "guard", "name")
+
+    def __init__(
+        self,
+        name: str,
+        kernel: LoadedKernel | KernelChoice | Callable[[], LoadedKernel | KernelChoice],
+        guard: Guard | None,
+    ) -> None:
+        self.name = name
+        self.guard = guard
+        """``None``: every launch that reaches it."""
+        self._kernel: LoadedKernel | KernelChoice | None = None
+        self._make: Callable[[], LoadedKernel | KernelChoice] | None = None
+        if isinstance(kernel, KernelChoice) or hasattr(kernel, "launch"):
+            self._kernel = kernel  # type: ignore[assignment]
+        else:
+            self._make = kernel  # type: ignore[assignment]
+
+    @property
+    def kernel(self) -> LoadedKernel | KernelChoice:
+        """The variant's kernel (compiled now if it was given as a maker)."""
+        k = self._kernel
+        if k is None:
+            assert self._make is not None
+            k = self._kernel = self._make()
+            self._make = None
+        return k
+
+    @property
+    def compiled(self) -> bool:
+        """Whether the kernel exists yet (``explain`` and tests)."""
+        return self._kernel is not None
 
 
 class KernelChoice:
@@ -148,11 +183,12 @@ def build_choice(
             ir = plan.kernel_ir(fn, options, index, shape)
             if ir is None:
                 return None
-            kernel = make_kernel(ir, index)
             guard: Guard | None = None
             if shape.blocked and plan.fill_guard and j < len(shapes) - 1:
-                guard = FillGuard(kernel.source.tile, kernel.source.blocking, min_tiles())
-            return Variant(shape.name, kernel, guard)
+                tile = tile_of(ir)
+                assert tile is not None and ir.blocking, "a blocked variant is tiled"
+                guard = FillGuard(tile, tuple(ir.blocking), min_tiles())
+            return Variant(shape.name, lambda: make_kernel(ir, index), guard)
 
         inner = KernelChoice([s.name for s in shapes], make_shape)
         only = inner.first.guard is None  # no later variant can be reached

@@ -161,3 +161,34 @@ def test_the_simulator_keeps_its_blocked_kernel_without_a_fill_guard():
     kernel = choice.leading()
     assert isinstance(kernel, _Kernel)
     assert choice.first.kernel is kernel  # one mapping: no inner choice
+
+
+MA = np.zeros((64, 64), np.float32)
+MB = np.zeros((64, 64), np.float32)
+
+
+def matmul(i, j):
+    acc = np.float32(0.0)
+    for k in range(64):
+        acc += MA[i, k] * MB[k, j]
+    return acc
+
+
+def test_a_blocked_variant_compiles_only_when_a_launch_it_would_fill_picks_it():
+    # Issue 20 item 6: matrix-mult at n = 128 compiled the 8x8 and 4x4 blockings (NVVM,
+    # seconds each) before the kernel it ran; the fill guard is known from the IR.
+    fn = _optimised(matmul, 2)
+    made: list[tuple[int, ...]] = []
+
+    def make_kernel(ir, index):
+        made.append(tuple(ir.blocking or ()))
+        return _Kernel(_Source(GPU_PLAN.tile, ir.blocking, index.bits, index.unit_last))
+
+    choice = build_choice(fn, CompileOptions(), GPU_PLAN, make_kernel, min_tiles=lambda: 132)
+    inner = choice.first.kernel
+    assert isinstance(inner, KernelChoice) and inner.first.guard is not None
+    assert made == []  # the leading blocked variant's IR is made, its kernel is not
+    inner.pick((128, 128), [])  # too few tiles for any blocking: the plain tiles kernel
+    assert made == [()]
+    big = inner.pick((4096, 4096), [])
+    assert made == [(), (8, 8)] and big.source.blocking == (8, 8)
