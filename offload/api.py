@@ -5,7 +5,7 @@ from __future__ import annotations
 from types import FunctionType
 from typing import Any
 
-from offload import driver
+from offload import driver, stream
 from offload.config import config
 from offload.diagnostics import CompileError, OffloadError
 from offload.targets import GPU, PAR, SEQ, Target, check_out, split_target
@@ -19,6 +19,25 @@ def _call(target: Target, shape_or_delayed: Any, fn: Any, dtype: Any, out: Any) 
     stamp, backend = target.state
     if stamp is not options:
         backend = target.resolve(options)
+    if target is GPU and out is None:
+        # Inputs beyond the device memory budget: streamed in chunks (offload.stream).
+        if config.device_memory_limit is not None:
+            streamed = stream.maybe_stream(shape_or_delayed, fn, dtype)
+            if streamed is not None:
+                return streamed
+        try:
+            return _run(backend, shape_or_delayed, fn, dtype, out, options)
+        except MemoryError:
+            streamed = stream.stream_on_memory_error(shape_or_delayed, fn, dtype)
+            if streamed is None:
+                raise
+            return streamed
+    return _run(backend, shape_or_delayed, fn, dtype, out, options)
+
+
+def _run(  # noqa: PLR0917  (the call's arguments, passed through)
+    backend: Any, shape_or_delayed: Any, fn: Any, dtype: Any, out: Any, options: Any
+) -> Any:
     if type(shape_or_delayed) is int and shape_or_delayed >= 0 and type(fn) is FunctionType:
         return driver.run(backend, fn, (shape_or_delayed,), dtype, out, options)
     shape, fn = split_target(shape_or_delayed, fn)
