@@ -13,7 +13,8 @@ block of the result is one task: its kernel sees global indices (the block's off
 kernel argument) and reads each captured array through its read window for that block,
 halo included, found from the IR's index expressions as for streaming
 (``offload.stream.window``); a read the block does not bound (``a[b[i]]``) gets the whole
-array. ``compute(node, ...)`` does the same for a delayed tree (its leaves NumPy/CuPy).
+array. ``compute(node, ...)`` does the same for a delayed tree, whose leaves (and the functions
+of whose nodes) may be Dask arrays too.
 
 ``target``: ``"s"`` (``compute_s``, one thread per task), ``"p"`` (``compute_p``) or
 ``"g"`` (``compute_g``; the simulator where ``ol.config.gpu_simulator`` is on). ``meta=``
@@ -27,6 +28,7 @@ the extension point for the collectives' ``fold`` (see ``BlockFold``).
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 import types
 from collections.abc import Callable
@@ -66,17 +68,32 @@ def _is_dask(x: object) -> bool:
 
 
 def _stand_in(x: Any) -> np.ndarray[Any, Any]:
-    """A NumPy array of ``x``'s dtype and rank: what the lowering sees for a Dask array
-    (a kernel depends only on the kinds of its captures)."""
-    return np.zeros((1,) * x.ndim, dtype=x.dtype)
+    """A NumPy array of ``x``'s dtype and shape over one element (zero strides): what the
+    lowering sees for a Dask array (a kernel depends only on the kinds of its captures)."""
+    return np.broadcast_to(np.zeros((), dtype=x.dtype), x.shape)
 
 
-def _with_stand_ins(fn: Any) -> Any:
-    """``fn`` with every Dask array it captures by name (closure cell or global) replaced
-    by a NumPy stand-in, for lowering; the capture paths it gives read the real ``fn``."""
-    if not isinstance(fn, types.FunctionType):
-        return fn
+def _with_stand_ins(obj: Any) -> Any:
+    """``obj`` (an element function or a delayed tree) with every Dask array it captures
+    replaced by a NumPy stand-in, for lowering: by name in a function (closure cell or
+    global), as a leaf or in a node's functions in a tree. The capture paths the lowering
+    records lead, from the real ``obj``, to the real Dask arrays."""
+    if isinstance(obj, types.FunctionType):
+        return _function_with_stand_ins(obj)
+    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        changes: dict[str, Any] = {}
+        for f in dataclasses.fields(obj):
+            value = getattr(obj, f.name)
+            new = _stand_in(value) if _is_dask(value) else _with_stand_ins(value)
+            if new is not value:
+                changes[f.name] = new
+        return dataclasses.replace(obj, **changes) if changes else obj
+    return obj
+
+
+def _function_with_stand_ins(fn: types.FunctionType) -> types.FunctionType:
     closure = fn.__closure__
+    changed = False
     if closure is not None:
         cells = []
         for cell in closure:
@@ -85,13 +102,20 @@ def _with_stand_ins(fn: Any) -> Any:
             except ValueError:  # an empty cell: lowering reports it if it is used
                 cells.append(cell)
                 continue
-            cells.append(types.CellType(_stand_in(value)) if _is_dask(value) else cell)
+            if _is_dask(value):
+                cells.append(types.CellType(_stand_in(value)))
+                changed = True
+            else:
+                cells.append(cell)
         closure = tuple(cells)
     glob = fn.__globals__
     names = [n for n in fn.__code__.co_names if _is_dask(glob.get(n))]
     if names:
         glob = dict(glob)
         glob.update({n: _stand_in(glob[n]) for n in names})
+        changed = True
+    if not changed:
+        return fn
     proxy = types.FunctionType(fn.__code__, glob, fn.__name__, fn.__defaults__, closure)
     proxy.__qualname__ = fn.__qualname__
     proxy.__module__ = fn.__module__

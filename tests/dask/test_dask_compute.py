@@ -85,6 +85,27 @@ def test_a_delayed_tree_over_numpy_leaves():
     assert got.tobytes() == ol.compute_s(tree).tobytes()
 
 
+def test_a_delayed_tree_with_dask_leaves_and_a_dask_capture():
+    shifted = ol.from_function(13, lambda i: V[max(i - 1, 0)])
+    tree = ol.zip_with(lambda a, b: a * 2.0 - b, V, shifted)
+    y = old.compute(tree, chunks=4)
+    with dask.config.set(scheduler="threads"):
+        got = y.compute()
+    want = ol.compute_s(
+        ol.zip_with(lambda a, b: a * 2.0 - b, VN, ol.from_function(13, lambda i: VN[max(i - 1, 0)]))
+    )
+    assert got.tobytes() == want.tobytes()
+
+
+def test_every_block_runs_the_one_kernel_compiled_in_this_process():
+    old._KERNELS.clear()
+    y = old.compute((10, 7), grad, target="s", chunks=(2, 3))
+    assert y.numblocks == (5, 3)
+    with dask.config.set(scheduler="threads"):
+        y.compute()
+    assert len(old._KERNELS) == 1
+
+
 P = da.from_array(RNG.integers(0, 13, 13), chunks=5)
 
 

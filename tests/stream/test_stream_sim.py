@@ -111,3 +111,23 @@ def test_a_gathered_array_over_the_budget_is_a_located_error():
     text = str(err.value)
     assert "test_stream_sim.py" in text and "X[P[i]]" in text
     assert "not bounded by the chunk's rows" in text
+
+
+def test_a_strided_input_streams_through_its_windows(streamed_calls):
+    xs = X[::2]
+
+    def every_other(i):
+        return xs[i] - xs[i - 1] if i > 0 else xs[i]
+
+    got = ol.compute_g(N // 2, every_other)
+    assert streamed_calls == [(N // 2,)]
+    assert got.tobytes() == ol.compute_s(N // 2, every_other).tobytes()
+
+
+def test_the_progress_line_counts_chunks_on_stderr(monkeypatch, capsys):
+    monkeypatch.setitem(__import__("sys").modules, "tqdm", None)  # the plain line
+    monkeypatch.setattr(ol.config, "progress", True)
+    chunks = len(stream.plan(N, stencil).chunks)
+    stream.compute_g(N, stencil)
+    err = capsys.readouterr().err
+    assert f"{chunks}/{chunks} chunks" in err and err.endswith("\n")
