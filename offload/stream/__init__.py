@@ -184,11 +184,10 @@ def plan(shape: Any, fn: Any = None, *, dtype: Any = None, rows: int | None = No
     """The chunks ``compute_g(shape, fn)`` would be streamed in under the current budget
     (for ``explain``-style inspection and tests)."""
     shape, target = split_target(shape, fn)
-    backend = _stream_backend()
     entry = _entry(target, len(shape))
     values = entry.fetch(target)
     compiled = _compiled(entry, target, len(shape), values, dtype, config.compile_options())
-    return _plan(compiled, shape, values, backend.name, rows)
+    return _plan(compiled, shape, values, "gpu-sim" if config.gpu_simulator else "gpu", rows)
 
 
 def _plan(
