@@ -44,7 +44,15 @@ from offload.stream.progress import Progress
 from offload.stream.window import ReadWindows, WindowedFunction, windowed
 from offload.targets import backend_named, split_target
 
-__all__ = ["DoesNotFit", "compute_g", "device_budget", "maybe_stream", "plan"]
+__all__ = [
+    "DoesNotFit",
+    "Prepared",
+    "compute_g",
+    "device_budget",
+    "maybe_stream",
+    "plan",
+    "prepare",
+]
 
 UNLIMITED = 1 << 62
 """The budget of a target without device memory (the simulator) when no limit is set."""
@@ -244,36 +252,75 @@ def _device_backend() -> Backend:
     return backend
 
 
-def run(target: Any, shape: tuple[int, ...], dtype: Any = None, *, rows: int | None = None) -> Any:
-    """Compute ``target`` (an element function or a delayed tree) over ``shape`` streamed.
-    Returns host NumPy arrays (a tuple for several results)."""
-    if not shape:
-        raise OffloadError("streaming needs a result of rank >= 1 (it cuts the leading axis)")
+@dataclass(frozen=True)
+class Prepared:
+    """A streamed call ready to run: its kernel, plan and captured values."""
+
+    backend: Backend
+    kernel: Kernel
+    wf: WindowedFunction
+    plan: Plan
+    values: Sequence[Any]
+    extents: dict[int, tuple[int, ...]]
+    shape: tuple[int, ...]
+    dtypes: tuple[np.dtype[Any], ...]
+
+
+def prepare(
+    target: Any, shape: tuple[int, ...], dtype: Any = None, *, rows: int | None = None
+) -> Prepared:
+    """Check, lower, compile and plan a streamed call (of a non-empty ``shape``)."""
     options = config.compile_options()
     backend = _stream_backend()
     entry = _entry(target, len(shape))
     values = entry.fetch(target)
     compiled = _compiled(entry, target, len(shape), values, dtype, options)
     wf = compiled.wf
-    dtypes = [t.dtype for t in wf.fn.result_types]
+    return Prepared(
+        backend,
+        _kernel(compiled, backend, options),
+        wf,
+        _plan(compiled, shape, values, backend.name, rows),
+        values,
+        _extents(wf, values),
+        shape,
+        tuple(t.dtype for t in wf.fn.result_types),
+    )
+
+
+def run(target: Any, shape: tuple[int, ...], dtype: Any = None, *, rows: int | None = None) -> Any:
+    """Compute ``target`` (an element function or a delayed tree) over ``shape`` streamed.
+    Returns host NumPy arrays (a tuple for several results)."""
+    if not shape:
+        raise OffloadError("streaming needs a result of rank >= 1 (it cuts the leading axis)")
     if 0 in shape:
-        outs = [np.empty(shape, dt) for dt in dtypes]
+        entry = _entry(target, len(shape))
+        values = entry.fetch(target)
+        options = config.compile_options()
+        fn = _compiled(entry, target, len(shape), values, dtype, options).wf.fn
+        outs = [np.empty(shape, t.dtype) for t in fn.result_types]
         return outs[0] if len(outs) == 1 else tuple(outs)
-    name = backend.name
-    the_plan = _plan(compiled, shape, values, name, rows)
-    kernel = _kernel(compiled, backend, options)
-    extents = _extents(wf, values)
-    progress = Progress(len(the_plan.chunks), config.progress)
+    p = prepare(target, shape, dtype, rows=rows)
+    progress = Progress(len(p.plan.chunks), config.progress)
     try:
-        if name == "gpu-sim":
-            outs = [np.empty(shape, dt) for dt in dtypes]
-            run_host(kernel, backend, wf, the_plan, values, extents, outs, progress)
+        if p.backend.name == "gpu-sim":
+            outs = [np.empty(shape, dt) for dt in p.dtypes]
+            run_host(p.kernel, p.backend, p.wf, p.plan, p.values, p.extents, outs, progress)
         else:
             from offload.runtime.gpu import load_cupy
 
-            cp = load_cupy()
             outs = run_gpu(
-                cp, kernel, backend, wf, the_plan, values, extents, shape, dtypes, SLOTS, progress
+                load_cupy(),
+                p.kernel,
+                p.backend,
+                p.wf,
+                p.plan,
+                p.values,
+                p.extents,
+                shape,
+                p.dtypes,
+                SLOTS,
+                progress,
             )
     finally:
         progress.close()

@@ -129,7 +129,32 @@ def run_gpu(  # noqa: PLR0917  (the pipeline's state in one place)
     slots: int,
     progress: Progress,
 ) -> list[np.ndarray[Any, Any]]:
-    """Run ``plan`` on the GPU through ``slots`` streams; returns host results."""
+    """Run ``plan`` on the GPU through ``slots`` streams; returns host results. Device
+    buffers come from a private pool, emptied before returning (later unified-mode calls
+    see the memory free again)."""
+    pool = cp.cuda.MemoryPool()
+    try:
+        with cp.cuda.using_allocator(pool.malloc):
+            return _pipeline(
+                cp, kernel, backend, wf, plan, values, extents, shape, dtypes, slots, progress
+            )
+    finally:
+        pool.free_all_blocks()
+
+
+def _pipeline(  # noqa: PLR0917  (run_gpu's arguments)
+    cp: Any,
+    kernel: Kernel,
+    backend: Backend,
+    wf: WindowedFunction,
+    plan: Plan,
+    values: Sequence[Any],
+    extents: Extents,
+    shape: tuple[int, ...],
+    dtypes: Sequence[np.dtype[Any]],
+    slots: int,
+    progress: Progress,
+) -> list[np.ndarray[Any, Any]]:
     streams = [cp.cuda.Stream(non_blocking=True) for _ in range(slots)]
     resident = {k: cp.asarray(values[k]) for k in plan.resident}
     row = math.prod(shape[1:])
@@ -160,7 +185,7 @@ def run_gpu(  # noqa: PLR0917  (the pipeline's state in one place)
     ]
     results = [np.empty(shape, dtype=dt) for dt in dtypes]
     pending: list[tuple[Any, Chunk, int] | None] = [None] * slots
-    pool = ThreadPoolExecutor(HOST_THREADS)
+    threads = ThreadPoolExecutor(HOST_THREADS)
 
     def finish(s: int) -> None:
         item = pending[s]
@@ -171,7 +196,7 @@ def run_gpu(  # noqa: PLR0917  (the pipeline's state in one place)
         (lo, hi), *_ = chunk.block
         for r, res in enumerate(results):
             src = pinned(s, ("out", r))[: (hi - lo) * row].reshape(res[lo:hi].shape)
-            parallel_copy(pool, res[lo:hi], src)
+            parallel_copy(threads, res[lo:hi], src)
         pending[s] = None
         progress.update(moved)
 
@@ -187,7 +212,7 @@ def run_gpu(  # noqa: PLR0917  (the pipeline's state in one place)
                 wshape = _shape(wins[k])
                 count = math.prod(wshape)
                 staged = pinned(s, ("in", k))[:count].reshape(wshape)
-                parallel_copy(pool, staged, cut(values[k], wins[k]))
+                parallel_copy(threads, staged, cut(values[k], wins[k]))
                 dev = device[s][("in", k)][:count].reshape(wshape)
                 cp.cuda.runtime.memcpyAsync(
                     dev.data.ptr, staged.ctypes.data, staged.nbytes, H2D, stream.ptr
@@ -216,5 +241,7 @@ def run_gpu(  # noqa: PLR0917  (the pipeline's state in one place)
     finally:
         for st in streams:
             st.synchronize()
-        pool.shutdown()
+        threads.shutdown()
+        device.clear()
+        resident.clear()
     return results
