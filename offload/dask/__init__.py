@@ -46,7 +46,15 @@ from offload.ir.parser import parse_function
 from offload.ir.printer import print_function
 from offload.lowering import check_and_lower
 from offload.options import CompileOptions
-from offload.stream.window import Block, ReadWindows, Window, WindowedFunction, cut, windowed
+from offload.stream.window import (
+    Block,
+    GridWindows,
+    ReadWindows,
+    Window,
+    WindowedFunction,
+    cut,
+    windowed,
+)
 from offload.targets import backend_named, split_target
 
 __all__ = ["SPLIT_EVERY", "BlockFold", "SequentialFold", "UnboundedRead", "compute", "fold_all"]
@@ -253,9 +261,10 @@ def compute(
     starts = [np.concatenate([[0], np.cumsum(c)]).astype(int).tolist() for c in chunks]
     compute_block = dask.delayed(_compute_block, pure=True)
     pieces: dict[tuple[int, ...], Any] = {}
+    grid_windows = GridWindows(reads, starts)
     for index in np.ndindex(*(len(c) for c in chunks)):
-        block = tuple((starts[a][b], starts[a][b + 1]) for a, b in enumerate(index))
-        windows, unbounded = reads.of(block)
+        block = grid_windows.block(index)
+        windows, unbounded = grid_windows.of(index)
         for u in unbounded:
             big = values[u.capture]
             if _is_dask(big) and big.nbytes > max_whole and big.numblocks[u.axis] > 1:

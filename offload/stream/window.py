@@ -22,6 +22,7 @@ the two pieces here:
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -227,3 +228,43 @@ def window_bytes(window: Window, itemsize: int) -> int:
 def cut(array: Any, window: Window) -> Any:
     """``array`` cut to ``window`` (a view for NumPy, CuPy and Dask arrays)."""
     return array[tuple(slice(start, stop) for start, stop in window)]
+
+
+class GridWindows:
+    """The read windows of every block of a grid, from one analysis per *band*.
+
+    ``bounds[a]`` are the block boundaries on axis ``a`` (``0 = b_0 < b_1 < ... = n_a``).
+    A band is every block sharing one interval on one axis (the rest of the result whole on
+    the other axes); its windows hold every read of any block in it, so a block's windows
+    are the intersection of its bands' windows: sound, exact for reads such as
+    ``x[i - 1, j + 1]`` (each capture axis follows one result axis), and a sum over the
+    axes of analyses instead of one per block (Dask grids have thousands of blocks)."""
+
+    def __init__(self, reads: ReadWindows, bounds: Sequence[Sequence[int]]) -> None:
+        self.reads = reads
+        self.bounds = [list(b) for b in bounds]
+        whole = [(b[0], b[-1]) for b in self.bounds]
+        self._bands: list[list[tuple[dict[int, Window], list[Unbounded]]]] = []
+        for axis, cuts in enumerate(self.bounds):
+            band: list[tuple[dict[int, Window], list[Unbounded]]] = []
+            for lo, hi in itertools.pairwise(cuts):
+                block = tuple((lo, hi) if a == axis else w for a, w in enumerate(whole))
+                band.append(reads.of(block))
+            self._bands.append(band)
+
+    def block(self, index: Sequence[int]) -> Block:
+        """The bounds of block ``index`` of the grid."""
+        return tuple((b[k], b[k + 1]) for b, k in zip(self.bounds, index, strict=True))
+
+    def of(self, index: Sequence[int]) -> tuple[dict[int, Window], list[Unbounded]]:
+        """Block ``index``'s windows (capture -> window) and its unbounded reads."""
+        parts = [self._bands[a][k] for a, k in enumerate(index)]
+        windows: dict[int, Window] = {}
+        for k in parts[0][0]:
+            axes = zip(*(p[0][k] for p in parts), strict=True)
+            cut_ = [(max(s for s, _ in ws), min(e for _, e in ws)) for ws in axes]
+            if any(s >= e for s, e in cut_):  # read in no block of both bands: never read
+                cut_ = [(0, min(n, 1)) for n in self.reads.extents[k]]
+            windows[k] = tuple(cut_)
+        unbounded = [u for _, found in parts for u in found]
+        return windows, unbounded
