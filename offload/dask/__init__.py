@@ -17,7 +17,8 @@ array. ``compute(node, ...)`` does the same for a delayed tree, whose leaves (an
 of whose nodes) may be Dask arrays too.
 
 ``target``: ``"s"`` (``compute_s``, one thread per task), ``"p"`` (``compute_p``) or
-``"g"`` (``compute_g``; the simulator where ``ol.config.gpu_simulator`` is on). ``meta=``
+``"g"`` (``compute_g`` in device mode: CuPy chunks, as dask-cuda expects; the simulator,
+with NumPy chunks, where ``ol.config.gpu_simulator`` is on). ``meta=``
 is always given, so Dask never runs a kernel on an empty array. The IR travels to the
 workers as its canonical text and each worker process compiles it once (the GPU's disk
 cache serves later processes); every block reuses that kernel.
@@ -46,6 +47,7 @@ from offload.ir.parser import parse_function
 from offload.ir.printer import print_function
 from offload.lowering import check_and_lower
 from offload.options import CompileOptions
+from offload.stream import device_backend
 from offload.stream.window import (
     Block,
     GridWindows,
@@ -64,7 +66,7 @@ _TARGETS = {"s": "cpu-seq", "p": "cpu-par"}
 
 def _backend_name(target: str) -> str:
     if target == "g":
-        return "gpu-sim" if config.gpu_simulator else f"gpu-{config.memory}"
+        return "gpu-sim" if config.gpu_simulator else "gpu-device"
     name = _TARGETS.get(target)
     if name is None:
         raise ValueError(f"target must be 's', 'p' or 'g', got {target!r}")
@@ -152,7 +154,7 @@ _KERNELS_LOCK = threading.Lock()
 
 
 def _block_kernel(spec: BlockSpec) -> tuple[WindowedFunction, Kernel, Backend]:
-    backend = backend_named(spec.backend)
+    backend = device_backend() if spec.backend == "gpu-device" else backend_named(spec.backend)
     key = (spec.ir_text, spec.backend, spec.options)
     hit = _KERNELS.get(key)
     if hit is None:

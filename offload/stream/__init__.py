@@ -48,6 +48,7 @@ __all__ = [
     "DoesNotFit",
     "Prepared",
     "compute_g",
+    "device_backend",
     "device_budget",
     "maybe_stream",
     "plan",
@@ -234,13 +235,13 @@ SLOTS = 3
 def _stream_backend() -> Backend:
     if config.gpu_simulator:
         return backend_named("gpu-sim")
-    return _device_backend()
+    return device_backend()
 
 
 _DEVICE: dict[str, Backend] = {}
 
 
-def _device_backend() -> Backend:
+def device_backend() -> Backend:
     """A device-mode GPU backend (asynchronous launches on the current stream), whatever
     ``ol.config.memory`` says: the pipeline owns its buffers and streams."""
     backend = _DEVICE.get("device")

@@ -74,3 +74,34 @@ def test_forced_streaming_of_data_that_fits_on_the_gpu():
     want = np.asarray(ol.compute_g(N, stencil))
     for rows in (1000, 65536, N):
         assert stream.compute_g(N, stencil, rows=rows).tobytes() == want.tobytes()
+
+
+def test_dask_blocks_on_the_gpu_are_cupy_and_equal_compute_s():
+    dask = pytest.importorskip("dask")
+    da = pytest.importorskip("dask.array")
+    old = pytest.importorskip("offload.dask")
+    import cupy
+
+    x = da.from_array(M, chunks=((100, 312, 100), (200, 184)))
+
+    def grad(i, j):
+        g = x[i, j] * 2.0
+        if i > 0:
+            g -= x[i - 1, j]
+        if j + 1 < x.shape[1]:
+            g -= x[i, j + 1]
+        return g
+
+    def grad_np(i, j):
+        g = M[i, j] * 2.0
+        if i > 0:
+            g -= M[i - 1, j]
+        if j + 1 < M.shape[1]:
+            g -= M[i, j + 1]
+        return g
+
+    y = old.compute(M.shape, grad, target="g")
+    assert isinstance(y._meta, cupy.ndarray)
+    with dask.config.set(scheduler="threads"):
+        got = y.compute()
+    assert cupy.asnumpy(got).tobytes() == ol.compute_s(M.shape, grad_np).tobytes()
