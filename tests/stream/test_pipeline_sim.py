@@ -85,3 +85,16 @@ def test_the_pipeline_with_two_results_in_2d():
     want = ol.compute_s((21, 6), rows2d)
     for g, w in zip(got, want, strict=True):
         assert g.tobytes() == w.tobytes()
+
+
+F = np.asfortranarray(RNG.random((21, 6)))
+S = RNG.random(2 * N)[::2]
+
+
+def strided(i, j):
+    return F[i, j] * S[i] + (F[i + 1, j] if i + 1 < 21 else 0.0)
+
+
+def test_the_pipeline_stages_strided_and_fortran_order_inputs():
+    (got,) = _pipelined((21, 6), strided, 3)
+    assert got.tobytes() == ol.compute_s((21, 6), strided).tobytes()

@@ -131,3 +131,9 @@ def test_the_progress_line_counts_chunks_on_stderr(monkeypatch, capsys):
     stream.compute_g(N, stencil)
     err = capsys.readouterr().err
     assert f"{chunks}/{chunks} chunks" in err and err.endswith("\n")
+
+
+def test_a_streamed_call_with_dtype(streamed_calls):
+    got = ol.compute_g(N, stencil, dtype=np.float32)
+    assert streamed_calls == [(N,)] and got.dtype == np.float32
+    assert got.tobytes() == ol.compute_s(N, stencil, dtype=np.float32).tobytes()
