@@ -23,8 +23,8 @@ is always given, so Dask never runs a kernel on an empty array. The IR travels t
 workers as its canonical text and each worker process compiles it once (the GPU's disk
 cache serves later processes); every block reuses that kernel.
 
-Reductions: ``fold_all`` (a Dask reduction with a fixed ``split_every`` combine tree) is
-the extension point for the collectives' ``fold`` (see ``BlockFold``).
+Reductions: ``fold_all`` (a Dask reduction with a fixed ``split_every`` combine tree) over
+a ``BlockFold`` (``offload.stream.fold``): the extension point for the collectives' fold.
 """
 
 from __future__ import annotations
@@ -32,9 +32,8 @@ from __future__ import annotations
 import dataclasses
 import threading
 import types
-from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any
 
 import numpy as np
 
@@ -48,6 +47,7 @@ from offload.ir.printer import print_function
 from offload.lowering import check_and_lower
 from offload.options import CompileOptions
 from offload.stream import device_backend
+from offload.stream.fold import SPLIT_EVERY, BlockFold, SequentialFold, fold_left
 from offload.stream.window import (
     Block,
     GridWindows,
@@ -292,42 +292,6 @@ def compute(
     return results[0] if len(results) == 1 else tuple(results)
 
 
-SPLIT_EVERY = 8
-"""Partials combined per node of ``fold_all``'s combine tree: with the chunks fixed, the
-tree (and so a floating-point result) is the same on every run and every scheduler."""
-
-
-class BlockFold(Protocol):
-    """The extension point for the collectives' ``fold``: a fold with an associative
-    ``combine`` and its ``neutral`` element, whose per-block partial offload computes
-    (acc-core's ``ol.fold_all`` over one block, in its deterministic order)."""
-
-    neutral: Any
-
-    def partial(self, block: Any) -> Any:
-        """The fold of one block (a NumPy or CuPy array) as a scalar."""
-        ...
-
-    def combine(self, a: Any, b: Any) -> Any:
-        """``a`` then ``b`` combined (associative; ``neutral`` is its identity)."""
-        ...
-
-
-@dataclass(frozen=True)
-class SequentialFold:
-    """A ``BlockFold`` whose partial folds a block left to right in row-major order with
-    ``combine`` in Python: the reference the collectives' compiled fold replaces."""
-
-    combine: Callable[[Any, Any], Any]
-    neutral: Any
-
-    def partial(self, block: Any) -> Any:
-        acc = self.neutral
-        for v in np.asarray(block).reshape(-1).tolist():
-            acc = self.combine(acc, v)
-        return acc
-
-
 def fold_all(x: Any, fold: BlockFold, *, dtype: Any = None, split_every: int = SPLIT_EVERY) -> Any:
     """The fold of every element of the Dask array ``x`` as a lazy 0-d Dask array: each
     block's partial (``fold.partial``), then a fixed tree of ``split_every``-way combines
@@ -345,9 +309,7 @@ def fold_all(x: Any, fold: BlockFold, *, dtype: Any = None, split_every: int = S
 
     def combine(partials: Any, axis: Any, keepdims: bool) -> Any:
         del axis
-        acc = fold.neutral
-        for v in np.asarray(partials).reshape(-1).tolist():
-            acc = fold.combine(acc, v)
+        acc = fold_left(fold, np.asarray(partials).reshape(-1).tolist())
         out = np.full((1,) * partials.ndim, acc, dtype=dt)
         return out if keepdims else out.reshape(())
 

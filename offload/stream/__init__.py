@@ -39,17 +39,21 @@ from offload.ir.core import Function
 from offload.lowering import check_and_lower
 from offload.options import CompileOptions
 from offload.stream.execute import run_gpu, run_host
+from offload.stream.fold import SPLIT_EVERY, BlockFold, SequentialFold, combine_tree
 from offload.stream.plan import DoesNotFit, Plan, plan_chunks
 from offload.stream.progress import Progress
 from offload.stream.window import ReadWindows, WindowedFunction, windowed
 from offload.targets import backend_named, split_target
 
 __all__ = [
+    "BlockFold",
     "DoesNotFit",
     "Prepared",
+    "SequentialFold",
     "compute_g",
     "device_backend",
     "device_budget",
+    "fold_all",
     "maybe_stream",
     "plan",
     "prepare",
@@ -326,6 +330,54 @@ def run(target: Any, shape: tuple[int, ...], dtype: Any = None, *, rows: int | N
     finally:
         progress.close()
     return outs[0] if len(outs) == 1 else tuple(outs)
+
+
+def fold_all(
+    shape: Any,
+    fn: Any = None,
+    *,
+    fold: BlockFold,
+    dtype: Any = None,
+    rows: int | None = None,
+    split_every: int = SPLIT_EVERY,
+) -> Any:
+    """The fold of every element of ``compute_g(shape, fn)``, streamed: each chunk's
+    partial (``fold.partial`` of the chunk's result where it is, on the device), then the
+    partials combined in the fixed tree of ``offload.stream.fold.combine_tree``. No result
+    is copied back. The extension point for the collectives' fold (``BlockFold``)."""
+    shape_, target = split_target(shape, fn)
+    if not shape_ or 0 in shape_:
+        raise OffloadError("stream.fold_all needs a non-empty result of rank >= 1")
+    p = prepare(target, shape_, dtype, rows=rows)
+    if len(p.dtypes) != 1:
+        raise OffloadError("stream.fold_all folds a function of one result")
+    progress = Progress(len(p.plan.chunks), config.progress)
+    try:
+        if p.backend.name == "gpu-sim":
+            outs = [np.empty(shape_, dt) for dt in p.dtypes]
+            partials = run_host(
+                p.kernel, p.backend, p.wf, p.plan, p.values, p.extents, outs, progress, fold
+            )
+        else:
+            from offload.runtime.gpu import load_cupy
+
+            partials = run_gpu(
+                load_cupy(),
+                p.kernel,
+                p.backend,
+                p.wf,
+                p.plan,
+                p.values,
+                p.extents,
+                shape_,
+                p.dtypes,
+                SLOTS,
+                progress,
+                fold,
+            )
+    finally:
+        progress.close()
+    return combine_tree(fold, partials, split_every)
 
 
 def compute_g(shape: Any, fn: Any = None, *, dtype: Any = None, rows: int | None = None) -> Any:

@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 
 from offload.backend import Backend, Kernel
+from offload.stream.fold import BlockFold
 from offload.stream.plan import Chunk, Plan
 from offload.stream.progress import Progress
 from offload.stream.window import Window, WindowedFunction, cut
@@ -52,9 +53,12 @@ def run_host(  # noqa: PLR0917  (the run's state, passed without a bag)
     extents: Extents,
     outs: Sequence[np.ndarray[Any, Any]],
     progress: Progress,
-) -> None:
+    fold: BlockFold | None = None,
+) -> list[Any]:
     """Run ``plan`` chunk by chunk; ``outs`` are the whole results (C-contiguous host
-    arrays: a chunk of rows is a contiguous view)."""
+    arrays: a chunk of rows is a contiguous view). With ``fold``: each chunk's partial of
+    its (first) result, in chunk order, are returned."""
+    partials: list[Any] = []
     for chunk in plan.chunks:
         wins = chunk_windows(wf, plan, chunk, extents)
         originals = [cut(v, wins[k]) if k in plan.streamed else v for k, v in enumerate(values)]
@@ -62,6 +66,8 @@ def run_host(  # noqa: PLR0917  (the run's state, passed without a bag)
         shape = tuple(b - a for a, b in chunk.block)
         captures = backend.prepare_captures(wf.values(originals, chunk.block, wins, extents))
         kernel.launch(shape, [o[lo:hi] for o in outs], captures)
+        if fold is not None:
+            partials.append(fold.partial(outs[0][lo:hi]))
         progress.update(
             sum(
                 math.prod(_shape(w)) * values[k].itemsize
@@ -69,6 +75,7 @@ def run_host(  # noqa: PLR0917  (the run's state, passed without a bag)
                 if k in plan.streamed
             )
         )
+    return partials
 
 
 def _shape(window: Window) -> tuple[int, ...]:
@@ -128,15 +135,28 @@ def run_gpu(  # noqa: PLR0917  (the pipeline's state in one place)
     dtypes: Sequence[np.dtype[Any]],
     slots: int,
     progress: Progress,
-) -> list[np.ndarray[Any, Any]]:
-    """Run ``plan`` on the GPU through ``slots`` streams; returns host results. Device
-    buffers come from a private pool, emptied before returning (later unified-mode calls
-    see the memory free again)."""
+    fold: BlockFold | None = None,
+) -> list[Any]:
+    """Run ``plan`` on the GPU through ``slots`` streams; returns host results, or with
+    ``fold`` the partials of each chunk's (first) result on the device, in chunk order (no
+    result is copied back). Device buffers come from a private pool, emptied before
+    returning (later unified-mode calls see the memory free again)."""
     pool = cp.cuda.MemoryPool()
     try:
         with cp.cuda.using_allocator(pool.malloc):
             return _pipeline(
-                cp, kernel, backend, wf, plan, values, extents, shape, dtypes, slots, progress
+                cp,
+                kernel,
+                backend,
+                wf,
+                plan,
+                values,
+                extents,
+                shape,
+                dtypes,
+                slots,
+                progress,
+                fold,
             )
     finally:
         pool.free_all_blocks()
@@ -154,7 +174,8 @@ def _pipeline(  # noqa: PLR0917  (run_gpu's arguments)
     dtypes: Sequence[np.dtype[Any]],
     slots: int,
     progress: Progress,
-) -> list[np.ndarray[Any, Any]]:
+    fold: BlockFold | None,
+) -> list[Any]:
     streams = [cp.cuda.Stream(non_blocking=True) for _ in range(slots)]
     resident = {k: cp.asarray(values[k]) for k in plan.resident}
     row = math.prod(shape[1:])
@@ -183,7 +204,8 @@ def _pipeline(  # noqa: PLR0917  (run_gpu's arguments)
         {key: cp.empty(count, dtype=dt) for key, (_, count, dt) in layout[s].items()}
         for s in range(slots)
     ]
-    results = [np.empty(shape, dtype=dt) for dt in dtypes]
+    results = [np.empty(shape, dtype=dt) for dt in dtypes] if fold is None else []
+    partials: list[Any] = []
     pending: list[tuple[Any, Chunk, int] | None] = [None] * slots
     threads = ThreadPoolExecutor(HOST_THREADS)
 
@@ -229,7 +251,9 @@ def _pipeline(  # noqa: PLR0917  (run_gpu's arguments)
             captures = backend.prepare_captures(wf.values(originals, chunk.block, wins, extents))
             with stream:
                 kernel.launch(bshape, outs, captures)
-            for r, out in enumerate(outs):
+                if fold is not None:  # (on the chunk's stream: after its kernel)
+                    partials.append(fold.partial(outs[0]))
+            for r, out in enumerate(outs if fold is None else ()):
                 host = pinned(s, ("out", r))
                 cp.cuda.runtime.memcpyAsync(
                     host.ctypes.data, out.data.ptr, out.nbytes, D2H, stream.ptr
@@ -244,4 +268,4 @@ def _pipeline(  # noqa: PLR0917  (run_gpu's arguments)
         threads.shutdown()
         device.clear()
         resident.clear()
-    return results
+    return results if fold is None else partials

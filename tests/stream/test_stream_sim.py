@@ -137,3 +137,15 @@ def test_a_streamed_call_with_dtype(streamed_calls):
     got = ol.compute_g(N, stencil, dtype=np.float32)
     assert streamed_calls == [(N,)] and got.dtype == np.float32
     assert got.tobytes() == ol.compute_s(N, stencil, dtype=np.float32).tobytes()
+
+
+def test_a_streamed_fold_combines_chunk_partials_in_the_dask_tree():
+    fold = stream.SequentialFold(lambda a, b: a + b, 0.0)
+    got = stream.fold_all(N, stencil, fold=fold, rows=3)
+    values = ol.compute_s(N, stencil)
+    partials = [fold.partial(values[k : k + 3]) for k in range(0, N, 3)]
+    assert got == stream.combine_tree(fold, partials)
+    da = pytest.importorskip("dask.array")
+    old = pytest.importorskip("offload.dask")
+    same_tree = old.fold_all(da.from_array(values, chunks=3), fold).compute(scheduler="sync")
+    assert got == same_tree
