@@ -8,7 +8,7 @@
     y.sum().compute()
 
 Element ``[i, j]`` of the result is ``fn(i, j)``. ``fn`` may capture Dask arrays (by name:
-a closure variable or a global of ``fn``) as well as NumPy/CuPy arrays and scalars. Each
+a closure variable, or a global of ``fn``'s module read by ``fn`` or a helper there) as well as NumPy/CuPy arrays and scalars. Each
 block of the result is one task: its kernel sees global indices (the block's offset is a
 kernel argument) and reads each captured array through its read window for that block,
 halo included, found from the IR's index expressions as for streaming
@@ -102,33 +102,47 @@ def _with_stand_ins(obj: Any) -> Any:
 
 
 def _function_with_stand_ins(fn: types.FunctionType) -> types.FunctionType:
-    closure = fn.__closure__
-    changed = False
-    if closure is not None:
-        cells = []
-        for cell in closure:
-            try:
-                value = cell.cell_contents
-            except ValueError:  # an empty cell: lowering reports it if it is used
-                cells.append(cell)
-                continue
-            if _is_dask(value):
-                cells.append(types.CellType(_stand_in(value)))
-                changed = True
-            else:
-                cells.append(cell)
-        closure = tuple(cells)
+    """``fn`` over a copy of its module's globals in which every Dask array is a stand-in
+    and every function of that module (a helper ``fn`` calls) is such a copy too; its
+    closure cells holding Dask arrays replaced. ``fn`` itself if it reaches no Dask array
+    that way."""
     glob = fn.__globals__
-    names = [n for n in fn.__code__.co_names if _is_dask(glob.get(n))]
-    if names:
-        glob = dict(glob)
-        glob.update({n: _stand_in(glob[n]) for n in names})
-        changed = True
+    if not any(_is_dask(v) for v in glob.values()):
+        return _with_cells(fn, glob)
+    copy: dict[str, Any] = dict(glob)
+    for name, value in glob.items():
+        if _is_dask(value):
+            copy[name] = _stand_in(value)
+        elif isinstance(value, types.FunctionType) and value.__globals__ is glob:
+            copy[name] = _with_cells(value, copy, force=True)
+    return _with_cells(fn, copy, force=True)
+
+
+def _with_cells(
+    fn: types.FunctionType, glob: dict[str, Any], *, force: bool = False
+) -> types.FunctionType:
+    """``fn`` with globals ``glob`` and stand-ins for the Dask arrays in its closure cells
+    (``fn`` itself where nothing changes and ``force`` is off)."""
+    cells = []
+    changed = force
+    for cell in fn.__closure__ or ():
+        try:
+            value = cell.cell_contents
+        except ValueError:  # an empty cell: lowering reports it if it is used
+            cells.append(cell)
+            continue
+        if _is_dask(value):
+            cells.append(types.CellType(_stand_in(value)))
+            changed = True
+        else:
+            cells.append(cell)
     if not changed:
         return fn
+    closure = tuple(cells) if fn.__closure__ is not None else None
     proxy = types.FunctionType(fn.__code__, glob, fn.__name__, fn.__defaults__, closure)
     proxy.__qualname__ = fn.__qualname__
     proxy.__module__ = fn.__module__
+    proxy.__kwdefaults__ = fn.__kwdefaults__
     return proxy
 
 

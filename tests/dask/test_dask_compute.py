@@ -106,6 +106,22 @@ def test_every_block_runs_the_one_kernel_compiled_in_this_process():
     assert len(old._KERNELS) == 1
 
 
+def _left(i):
+    return V[i - 1] if i > 0 else V[i]  # a helper reading a module-level Dask array
+
+
+def via_helper(i):
+    return _left(i) * 3.0 + V[i]
+
+
+def test_a_helper_reading_a_module_level_dask_array():
+    y = old.compute(13, via_helper, chunks=((6, 7),))
+    with dask.config.set(scheduler="threads"):
+        got = y.compute()
+    want = np.array([(VN[i - 1] if i > 0 else VN[i]) * 3.0 + VN[i] for i in range(13)])
+    assert got.tobytes() == want.astype(got.dtype).tobytes()
+
+
 P = da.from_array(RNG.integers(0, 13, 13), chunks=5)
 
 
