@@ -8,8 +8,8 @@
     y.sum().compute()
 
 Element ``[i, j]`` of the result is ``fn(i, j)``. ``fn`` may capture Dask arrays (by name:
-a closure variable, or a global of ``fn``'s module read by ``fn`` or a helper there) as well as NumPy/CuPy arrays and scalars. Each
-block of the result is one task: its kernel sees global indices (the block's offset is a
+a closure variable, or a global of ``fn``'s module read by ``fn`` or a helper there) as
+well as NumPy/CuPy arrays and scalars. Each block of the result is one task: its kernel sees global indices (the block's offset is a
 kernel argument) and reads each captured array through its read window for that block,
 halo included, found from the IR's index expressions as for streaming
 (``offload.stream.window``); a read the block does not bound (``a[b[i]]``) gets the whole
