@@ -9,12 +9,12 @@
 
 Element ``[i, j]`` of the result is ``fn(i, j)``. ``fn`` may capture Dask arrays (by name:
 a closure variable, or a global of ``fn``'s module read by ``fn`` or a helper there) as
-well as NumPy/CuPy arrays and scalars. Each block of the result is one task: its kernel sees global indices (the block's offset is a
-kernel argument) and reads each captured array through its read window for that block,
-halo included, found from the IR's index expressions as for streaming
-(``offload.stream.window``); a read the block does not bound (``a[b[i]]``) gets the whole
-array. ``compute(node, ...)`` does the same for a delayed tree, whose leaves (and the functions
-of whose nodes) may be Dask arrays too.
+well as NumPy/CuPy arrays and scalars. Each block of the result is one task: its kernel
+sees global indices (the block's offset is a kernel argument) and reads each captured
+array through its read window for that block, halo included, found from the IR's index
+expressions as for streaming (``offload.stream.window``); a read the block does not bound
+(``a[b[i]]``) gets the whole array. ``compute(node, ...)`` does the same for a delayed
+tree, whose leaves (and the functions of whose nodes) may be Dask arrays too.
 
 ``target``: ``"s"`` (``compute_s``, one thread per task), ``"p"`` (``compute_p``) or
 ``"g"`` (``compute_g`` in device mode: CuPy chunks, as dask-cuda expects; the simulator,
