@@ -18,7 +18,7 @@ Every field can be set from the environment at import time or assigned at run ti
 | OFFLOAD_DUMP             | dump             | (none) e.g. "ir,source,ptx"   |
 | OFFLOAD_DEBUG            | debug            | 0 (re-raise internal errors)  |
 | OFFLOAD_GPU_SIMULATOR    | gpu_simulator    | value of NUMBA_ENABLE_CUDASIM |
-| OFFLOAD_DEVICE_MEMORY_LIMIT | device_memory_limit | (none: the GPU's free memory) |
+| OFFLOAD_DEVICE_MEMORY_LIMIT | device_memory_limit | (none: free GPU memory), e.g. 4G |
 | OFFLOAD_PROGRESS         | progress         | (auto: on in a terminal)      |
 """
 
@@ -44,14 +44,21 @@ def _names(env: Mapping[str, str], name: str) -> frozenset[str]:
     return frozenset(p.strip() for p in env.get(name, "").split(",") if p.strip())
 
 
+_UNITS = {"k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
+
+
 def _bytes(env: Mapping[str, str], name: str) -> int | None:
+    """A number of bytes, with an optional binary unit: ``4294967296``, ``512M``, ``4G``."""
     value = env.get(name, "").strip()
     if not value:
         return None
+    unit = _UNITS.get(value[-1].lower(), 1)
     try:
-        return int(value)
+        return int(float(value[:-1] if unit > 1 else value) * unit)
     except ValueError:
-        raise ValueError(f"{name} must be a number of bytes, got {value!r}") from None
+        raise ValueError(
+            f"{name} must be a number of bytes (e.g. 4294967296 or 4G), got {value!r}"
+        ) from None
 
 
 def default_cache_dir(env: Mapping[str, str] | None = None) -> Path:
