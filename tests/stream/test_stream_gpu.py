@@ -105,3 +105,29 @@ def test_dask_blocks_on_the_gpu_are_cupy_and_equal_compute_s():
     with dask.config.set(scheduler="threads"):
         got = y.compute()
     assert cupy.asnumpy(got).tobytes() == ol.compute_s(M.shape, grad_np).tobytes()
+
+
+class _CupySum:
+    """A BlockFold whose partial is CuPy's sum of the chunk, on the device."""
+
+    neutral = 0.0
+
+    def partial(self, block):
+        return float(block.sum())
+
+    def combine(self, a, b):
+        return a + b
+
+
+def test_a_streamed_fold_on_the_gpu_combines_device_partials_in_the_fixed_tree():
+    import cupy
+
+    fold = _CupySum()
+    ol.config.device_memory_limit = 1 << 20
+    plan = stream.plan(N, stencil)
+    got = stream.fold_all(N, stencil, fold=fold)
+    ol.config.device_memory_limit = None
+    values = cupy.asarray(np.asarray(ol.compute_g(N, stencil)))
+    partials = [fold.partial(values[c.block[0][0] : c.block[0][1]]) for c in plan.chunks]
+    assert len(partials) > 4
+    assert got == stream.combine_tree(fold, partials)
