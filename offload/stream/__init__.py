@@ -36,7 +36,7 @@ from offload.stream.device import (
     stream_backend,
     transfer_rate,
 )
-from offload.stream.execute import run_gpu, run_host
+from offload.stream.execute import PINNED, run_gpu, run_host
 from offload.stream.fold import SPLIT_EVERY, BlockFold, SequentialFold, combine_tree
 from offload.stream.plan import DoesNotFit, Plan, plan_chunks
 from offload.stream.progress import Progress
@@ -55,6 +55,7 @@ __all__ = [
     "maybe_stream",
     "plan",
     "prepare",
+    "release",
 ]
 
 
@@ -218,6 +219,11 @@ def fold_all(
     finally:
         progress.close()
     return combine_tree(fold, partials, split_every)
+
+
+def release() -> None:
+    """Free the pinned host buffers streamed GPU runs keep for later runs."""
+    PINNED.release()
 
 
 def compute_g(shape: Any, fn: Any = None, *, dtype: Any = None, rows: int | None = None) -> Any:

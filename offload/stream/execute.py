@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import math
 import os
+import threading
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
@@ -102,11 +103,19 @@ def parallel_copy(pool: ThreadPoolExecutor, dst: np.ndarray[Any, Any], src: Any)
 
 class PinnedArena:
     """One pinned host block, reused by every streamed run of the process and grown on
-    demand (pinning gigabytes takes long: a cache, not per call)."""
+    demand (pinning gigabytes takes long: a cache, not per call). ``lock`` is held by the
+    run using it: streamed GPU runs of one process take turns."""
 
     def __init__(self) -> None:
         self._mem: Any = None
         self._bytes = 0
+        self.lock = threading.Lock()
+
+    def release(self) -> None:
+        """Unpin and free the block (the next run pins a new one)."""
+        with self.lock:
+            self._mem = None
+            self._bytes = 0
 
     def get(self, cp: Any, nbytes: int) -> np.ndarray[Any, Any]:
         """At least ``nbytes`` pinned bytes as a uint8 array."""
@@ -143,7 +152,7 @@ def run_gpu(  # noqa: PLR0917  (the pipeline's state in one place)
     returning (later unified-mode calls see the memory free again)."""
     pool = cp.cuda.MemoryPool()
     try:
-        with cp.cuda.using_allocator(pool.malloc):
+        with PINNED.lock, cp.cuda.using_allocator(pool.malloc):
             return _pipeline(
                 cp,
                 kernel,
