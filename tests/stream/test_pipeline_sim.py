@@ -30,6 +30,7 @@ def _simulator_with_small_budget():
     ol.config.device_memory_limit = 400
     yield
     ol.config.gpu_simulator, ol.config.device_memory_limit = saved
+    stream.release()  # (the fake's "pinned" block is host memory: not for a real run)
 
 
 def _pipelined(shape, fn, slots):
