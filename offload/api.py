@@ -5,7 +5,7 @@ from __future__ import annotations
 from types import FunctionType
 from typing import Any
 
-from offload import driver
+from offload import driver, stream
 from offload.config import config
 from offload.diagnostics import CompileError, OffloadError
 from offload.targets import GPU, PAR, SEQ, Target, check_out, split_target
@@ -19,10 +19,32 @@ def _call(target: Target, shape_or_delayed: Any, fn: Any, dtype: Any, out: Any) 
     stamp, backend = target.state
     if stamp is not options:
         backend = target.resolve(options)
+    if target is GPU and out is None:
+        return _gpu_call(backend, shape_or_delayed, fn, dtype, options)
     if type(shape_or_delayed) is int and shape_or_delayed >= 0 and type(fn) is FunctionType:
         return driver.run(backend, fn, (shape_or_delayed,), dtype, out, options)
     shape, fn = split_target(shape_or_delayed, fn)
     return driver.run(backend, fn, shape, dtype, out, options)
+
+
+def _gpu_call(backend: Any, shape_or_delayed: Any, fn: Any, dtype: Any, options: Any) -> Any:
+    """A ``compute_g`` call without ``out=``: streamed in chunks (``offload.stream``) where
+    ``ol.config.device_memory_limit`` is set and exceeded, or where the GPU refuses the
+    unstreamed call with ``MemoryError``."""
+    if config.device_memory_limit is not None:
+        streamed = stream.maybe_stream(shape_or_delayed, fn, dtype)
+        if streamed is not None:
+            return streamed
+    try:
+        if type(shape_or_delayed) is int and shape_or_delayed >= 0 and type(fn) is FunctionType:
+            return driver.run(backend, fn, (shape_or_delayed,), dtype, None, options)
+        shape, target = split_target(shape_or_delayed, fn)
+        return driver.run(backend, target, shape, dtype, None, options)
+    except MemoryError:
+        streamed = stream.stream_on_memory_error(shape_or_delayed, fn, dtype)
+        if streamed is None:
+            raise
+        return streamed
 
 
 def _compute(target: Target, shape: Any, fn: Any, dtype: Any, out: Any) -> Any:

@@ -18,6 +18,8 @@ Every field can be set from the environment at import time or assigned at run ti
 | OFFLOAD_DUMP             | dump             | (none) e.g. "ir,source,ptx"   |
 | OFFLOAD_DEBUG            | debug            | 0 (re-raise internal errors)  |
 | OFFLOAD_GPU_SIMULATOR    | gpu_simulator    | value of NUMBA_ENABLE_CUDASIM |
+| OFFLOAD_DEVICE_MEMORY_LIMIT | device_memory_limit | (none: free GPU memory), e.g. 4G |
+| OFFLOAD_PROGRESS         | progress         | (auto: on in a terminal)      |
 """
 
 from __future__ import annotations
@@ -40,6 +42,23 @@ def _flag(env: Mapping[str, str], name: str, default: bool = False) -> bool:
 
 def _names(env: Mapping[str, str], name: str) -> frozenset[str]:
     return frozenset(p.strip() for p in env.get(name, "").split(",") if p.strip())
+
+
+_UNITS = {"k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
+
+
+def _bytes(env: Mapping[str, str], name: str) -> int | None:
+    """A number of bytes, with an optional binary unit: ``4294967296``, ``512M``, ``4G``."""
+    value = env.get(name, "").strip()
+    if not value:
+        return None
+    unit = _UNITS.get(value[-1].lower(), 1)
+    try:
+        return int(float(value[:-1] if unit > 1 else value) * unit)
+    except ValueError:
+        raise ValueError(
+            f"{name} must be a number of bytes (e.g. 4294967296 or 4G), got {value!r}"
+        ) from None
 
 
 def default_cache_dir(env: Mapping[str, str] | None = None) -> Path:
@@ -81,6 +100,13 @@ class Config:
     """Re-raise internal errors with their compiler frames instead of a clean message."""
     gpu_simulator: bool = False
     """Run ``compute_g`` under numba's CUDA simulator."""
+    device_memory_limit: int | None = None
+    """Bytes of device memory ``compute_g`` may use for captured host arrays and results;
+    beyond it the call is streamed in chunks (``offload.stream``). ``None``: the GPU's
+    free memory (a call refused with ``MemoryError`` is streamed)."""
+    progress: bool | None = None
+    """A progress bar for long streamed runs: ``None`` shows it in a terminal after a
+    second, ``True`` always, ``False`` never."""
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Config:
@@ -100,6 +126,8 @@ class Config:
             dump=_names(e, "OFFLOAD_DUMP"),
             debug=_flag(e, "OFFLOAD_DEBUG"),
             gpu_simulator=_flag(e, "OFFLOAD_GPU_SIMULATOR", _flag(e, "NUMBA_ENABLE_CUDASIM")),
+            device_memory_limit=_bytes(e, "OFFLOAD_DEVICE_MEMORY_LIMIT"),
+            progress=_flag(e, "OFFLOAD_PROGRESS") if e.get("OFFLOAD_PROGRESS") else None,
         )
 
     def __setattr__(self, name: str, value: Any) -> None:

@@ -1,0 +1,187 @@
+"""Streaming on one GPU (issue 21): the link's bandwidth, a streamed element function over a
+host array several times the memory budget, and the streaming path's overhead when the data
+fits (GPU).
+
+Measured in one run:
+
+* ``h2d``/``d2h`` pinned and pageable: CuPy copies of ``--copy-gib`` GiB (best of 3);
+* ``streamed xN``: ``ol.compute_g(n, f)`` with ``ol.config.device_memory_limit`` set to
+  ``--budget-gib`` and a float32 host input ``--times`` times as large, for ``f`` an
+  element-wise map (``x[i] * a + b``) and a 3-point stencil (halos): seconds, GB/s moved
+  (input + result bytes / time), and that as a share of the pinned link (in and out overlap
+  on a full-duplex link, so the bound is the slower direction: ``max(in/h2d, out/d2h)``);
+* ``fits``: the same map over an input that fits, unstreamed (``ol.compute_g``, unified
+  mode: the pageable input copied in, a managed result) against ``ol.stream.compute_g``
+  (the streamed path forced, its chunks sized as when streaming): the overhead in %;
+* every streamed result is checked bit for bit against the unstreamed one on a slice (and
+  whole where it fits).
+
+    python -m benchmarks.lab.stream_bench [--budget-gib 4] [--times 4] [--copy-gib 2]
+                                          [--fits-gib 2] [--huge-gib 0] [--json PATH]
+
+``--huge-gib N`` adds a streamed map over an N GiB input (larger than the GPU's memory if
+the host has room for the input and the result: 2N GiB).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+GIB = 1 << 30
+
+
+def _best(fn: Callable[[], Any], repeat: int = 3) -> float:
+    best = float("inf")
+    for _ in range(repeat):
+        start = time.perf_counter()
+        fn()
+        best = min(best, time.perf_counter() - start)
+    return best
+
+
+def _filled(n: int) -> np.ndarray[Any, Any]:
+    """``n`` float32 values, not all equal, made at memory speed (random numbers for tens
+    of GiB would take longer than the measurement)."""
+    x = np.empty(n, np.float32)
+    x[:] = np.float32(1.25)
+    x[::1021] = np.float32(-3.5)
+    x[::4093] = np.float32(7.0625)
+    return x
+
+
+def bandwidth(cp: Any, nbytes: int) -> dict[str, float]:
+    """GB/s of host<->device copies, pinned and pageable."""
+    dev = cp.empty(nbytes, np.uint8)
+    pageable = np.ones(nbytes, np.uint8)
+    pinned = np.frombuffer(cp.cuda.alloc_pinned_memory(nbytes), np.uint8, nbytes)
+    pinned[:] = 1
+    sync = cp.cuda.runtime.deviceSynchronize
+    out: dict[str, float] = {}
+    for name, host in (("pinned", pinned), ("pageable", pageable)):
+        h2d = _best(lambda host=host: (dev.set(host), sync()))
+        d2h = _best(lambda host=host: (dev.get(out=host), sync()))
+        out[f"h2d {name}"] = nbytes / h2d / 1e9
+        out[f"d2h {name}"] = nbytes / d2h / 1e9
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--budget-gib", type=float, default=4.0)
+    parser.add_argument("--times", type=int, default=4)
+    parser.add_argument("--copy-gib", type=float, default=2.0)
+    parser.add_argument("--fits-gib", type=float, default=2.0)
+    parser.add_argument("--huge-gib", type=float, default=0.0)
+    parser.add_argument("--json", default=None)
+    args = parser.parse_args()
+
+    import offload as ol
+    import offload.stream as stream
+    from offload.runtime.gpu import device_info, load_cupy
+
+    cp = load_cupy()
+    rows: list[tuple[str, str, str]] = []
+    report: dict[str, Any] = {"device": device_info().name}
+    bw = bandwidth(cp, int(args.copy_gib * GIB))
+    report["bandwidth_GBps"] = bw
+    for name, value in bw.items():
+        rows.append((name, f"{value:.1f} GB/s", f"{args.copy_gib:g} GiB copies"))
+    link_in, link_out = bw["h2d pinned"], bw["d2h pinned"]
+
+    def streamed(label: str, n: int, kind: str, auto: bool = True) -> None:
+        """``auto``: through ``ol.compute_g`` (which decides to stream), else forced."""
+        x = _filled(n)
+        a, b = np.float32(1.5), np.float32(0.25)
+
+        def mapped(i):
+            return x[i] * a + b
+
+        def stencil(i):
+            if 0 < i < n - 1:
+                return x[i - 1] + x[i] + x[i + 1]
+            return x[i]
+
+        f = mapped if kind == "map" else stencil
+        plan = stream.plan(n, f)
+        stream.compute_g(n, f)  # warm: compile, pinned arena, rate probe
+        start = time.perf_counter()
+        y = ol.compute_g(n, f) if auto else stream.compute_g(n, f)
+        seconds = time.perf_counter() - start
+        moved = x.nbytes + y.nbytes
+        bound = max(x.nbytes / (link_in * 1e9), y.nbytes / (link_out * 1e9))
+        check = slice(0, min(n, 1 << 24))
+        want = ol.compute_s(check.stop, f)
+        same = y[check].tobytes() == want.tobytes()
+        rows.append(
+            (
+                f"{label} {kind}",
+                f"{moved / seconds / 1e9:.1f} GB/s",
+                f"{seconds:.2f} s, {len(plan.chunks)} chunks of {plan.rows} rows, "
+                f"{100 * bound / seconds:.0f}% of the link, bits equal: {same}",
+            )
+        )
+        report[f"{label} {kind}"] = {
+            "seconds": seconds,
+            "GBps": moved / seconds / 1e9,
+            "link_share": bound / seconds,
+            "chunks": len(plan.chunks),
+            "rows": plan.rows,
+            "bits_equal_prefix": same,
+        }
+
+    budget = int(args.budget_gib * GIB)
+    ol.config.device_memory_limit = budget
+    n = int(args.times * budget) // 4
+    for kind in ("map", "stencil"):
+        streamed(f"streamed x{args.times}", n, kind)
+    if args.huge_gib:
+        ol.config.device_memory_limit = None
+        streamed(f"streamed {args.huge_gib:g} GiB", int(args.huge_gib * GIB) // 4, "map", False)
+
+    # The data fits: unstreamed against the forced streamed path.
+    ol.config.device_memory_limit = None
+    n = int(args.fits_gib * GIB) // 4
+    x = _filled(n)
+
+    def fits(i):
+        return x[i] * np.float32(1.5) + np.float32(0.25)
+
+    plain = ol.compute_g(n, fits)
+    forced = stream.compute_g(n, fits)
+    same = plain.tobytes() == forced.tobytes()
+    t_plain = _best(lambda: ol.compute_g(n, fits), 5)
+    t_stream = _best(lambda: stream.compute_g(n, fits), 5)
+    overhead = 100 * (t_stream / t_plain - 1)
+    rows.append(("fits: compute_g", f"{t_plain * 1e3:.1f} ms", f"{args.fits_gib:g} GiB in"))
+    rows.append(
+        (
+            "fits: stream.compute_g",
+            f"{t_stream * 1e3:.1f} ms",
+            f"overhead {overhead:+.1f}%, {len(stream.plan(n, fits).chunks)} chunks, "
+            f"bits equal: {same}",
+        )
+    )
+    report["fits"] = {
+        "plain_s": t_plain,
+        "stream_s": t_stream,
+        "overhead_pct": overhead,
+        "bits_equal": same,
+    }
+
+    width = max(len(r[0]) for r in rows)
+    print(f"stream_bench on {report['device']}")
+    for name, value, note in rows:
+        print(f"  {name:<{width}}  {value:>12}  {note}")
+    if args.json:
+        with open(args.json, "w", encoding="utf-8") as fh:
+            json.dump(report, fh, indent=2)
+
+
+if __name__ == "__main__":
+    main()

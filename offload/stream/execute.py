@@ -1,0 +1,280 @@
+"""Running a streamed plan: one chunk after another on the host's backends, or pipelined on
+the GPU.
+
+``run_host`` serves every backend whose kernels read host arrays (the simulator, the CPU
+targets): each chunk's windows are views of the captured arrays, its results views of the
+whole result. ``run_gpu`` is the GPU's copy/compute pipeline: ``slots`` CUDA streams, each
+with pinned staging buffers and device buffers for one chunk; chunk ``k``'s host-to-device
+copies, kernel and device-to-host copies are queued on stream ``k % slots``, so the copy of
+chunk ``k + 1`` overlaps the kernel of chunk ``k`` and the copy back of chunk ``k - 1``.
+Pageable host data is staged through the pinned buffers by several host threads (one
+thread copies pageable memory at a fraction of the link's rate).
+
+Both launch the same windowed kernel (``offload.stream.window``) with the same windows, so
+the simulator exercises the GPU's chunk and halo logic.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import threading
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+import numpy as np
+
+from offload.backend import Backend, Kernel
+from offload.stream.fold import BlockFold
+from offload.stream.plan import Chunk, Plan
+from offload.stream.progress import Progress
+from offload.stream.window import Window, WindowedFunction, cut
+
+Extents = dict[int, tuple[int, ...]]
+
+
+def chunk_windows(
+    wf: WindowedFunction, plan: Plan, chunk: Chunk, extents: Extents
+) -> dict[int, Window]:
+    """Every array capture's window for ``chunk``: its read window where it is streamed,
+    the whole array where it is not (resident, or already on the device)."""
+    return {
+        k: chunk.windows[k] if k in plan.streamed else tuple((0, n) for n in extents[k])
+        for k in wf.arrays
+    }
+
+
+def run_host(  # noqa: PLR0917  (the run's state, passed without a bag)
+    kernel: Kernel,
+    backend: Backend,
+    wf: WindowedFunction,
+    plan: Plan,
+    values: Sequence[Any],
+    extents: Extents,
+    outs: Sequence[np.ndarray[Any, Any]],
+    progress: Progress,
+    fold: BlockFold | None = None,
+) -> list[Any]:
+    """Run ``plan`` chunk by chunk; ``outs`` are the whole results (C-contiguous host
+    arrays: a chunk of rows is a contiguous view). With ``fold``: each chunk's partial of
+    its (first) result, in chunk order, are returned."""
+    partials: list[Any] = []
+    for chunk in plan.chunks:
+        wins = chunk_windows(wf, plan, chunk, extents)
+        originals = [cut(v, wins[k]) if k in plan.streamed else v for k, v in enumerate(values)]
+        (lo, hi), *_ = chunk.block
+        shape = tuple(b - a for a, b in chunk.block)
+        captures = backend.prepare_captures(wf.values(originals, chunk.block, wins, extents))
+        kernel.launch(shape, [o[lo:hi] for o in outs], captures)
+        if fold is not None:
+            partials.append(fold.partial(outs[0][lo:hi]))
+        progress.update(
+            sum(
+                math.prod(_shape(w)) * values[k].itemsize
+                for k, w in wins.items()
+                if k in plan.streamed
+            )
+        )
+    return partials
+
+
+def _shape(window: Window) -> tuple[int, ...]:
+    return tuple(b - a for a, b in window)
+
+
+HOST_THREADS = max(1, min(8, (os.cpu_count() or 1) // 2))
+"""Threads that stage pageable host memory through the pinned buffers."""
+
+
+def parallel_copy(pool: ThreadPoolExecutor, dst: np.ndarray[Any, Any], src: Any) -> None:
+    """``dst[...] = src`` split along the leading axis over ``pool``'s threads (NumPy
+    releases the GIL while it copies)."""
+    n = dst.shape[0] if dst.ndim else 0
+    parts = min(HOST_THREADS, n)
+    if parts <= 1 or dst.nbytes < (1 << 22):
+        np.copyto(dst, src)
+        return
+    step = -(-n // parts)
+    list(
+        pool.map(lambda lo: np.copyto(dst[lo : lo + step], src[lo : lo + step]), range(0, n, step))
+    )
+
+
+class PinnedArena:
+    """One pinned host block, reused by every streamed run of the process and grown on
+    demand (pinning gigabytes takes long: a cache, not per call). ``lock`` is held by the
+    run using it: streamed GPU runs of one process take turns."""
+
+    def __init__(self) -> None:
+        self._mem: Any = None
+        self._bytes = 0
+        self.lock = threading.Lock()
+
+    def release(self) -> None:
+        """Unpin and free the block (the next run pins a new one)."""
+        with self.lock:
+            self._mem = None
+            self._bytes = 0
+
+    def get(self, cp: Any, nbytes: int) -> np.ndarray[Any, Any]:
+        """At least ``nbytes`` pinned bytes as a uint8 array."""
+        if nbytes > self._bytes:
+            self._mem = None
+            self._mem = cp.cuda.alloc_pinned_memory(nbytes)
+            self._bytes = nbytes
+        return np.frombuffer(self._mem, dtype=np.uint8, count=self._bytes)
+
+
+PINNED = PinnedArena()
+
+H2D, D2H = 1, 2
+"""``cudaMemcpyKind`` values."""
+
+
+def run_gpu(  # noqa: PLR0917  (the pipeline's state in one place)
+    cp: Any,
+    kernel: Kernel,
+    backend: Backend,
+    wf: WindowedFunction,
+    plan: Plan,
+    values: Sequence[Any],
+    extents: Extents,
+    shape: tuple[int, ...],
+    dtypes: Sequence[np.dtype[Any]],
+    slots: int,
+    progress: Progress,
+    fold: BlockFold | None = None,
+) -> list[Any]:
+    """Run ``plan`` on the GPU through ``slots`` streams; returns host results, or with
+    ``fold`` the partials of each chunk's (first) result on the device, in chunk order (no
+    result is copied back). Device buffers come from a private pool, emptied before
+    returning (later unified-mode calls see the memory free again)."""
+    pool = cp.cuda.MemoryPool()
+    try:
+        with PINNED.lock, cp.cuda.using_allocator(pool.malloc):
+            return _pipeline(
+                cp,
+                kernel,
+                backend,
+                wf,
+                plan,
+                values,
+                extents,
+                shape,
+                dtypes,
+                slots,
+                progress,
+                fold,
+            )
+    finally:
+        pool.free_all_blocks()
+
+
+def _pipeline(  # noqa: PLR0917  (run_gpu's arguments)
+    cp: Any,
+    kernel: Kernel,
+    backend: Backend,
+    wf: WindowedFunction,
+    plan: Plan,
+    values: Sequence[Any],
+    extents: Extents,
+    shape: tuple[int, ...],
+    dtypes: Sequence[np.dtype[Any]],
+    slots: int,
+    progress: Progress,
+    fold: BlockFold | None,
+) -> list[Any]:
+    streams = [cp.cuda.Stream(non_blocking=True) for _ in range(slots)]
+    resident = {k: cp.asarray(values[k]) for k in plan.resident}
+    row = math.prod(shape[1:])
+    rows = plan.rows
+    in_elems = {k: max(math.prod(_shape(c.windows[k])) for c in plan.chunks) for k in plan.streamed}
+    # One pinned arena cut into per-slot pieces, 256-byte aligned.
+    layout: list[dict[Any, tuple[int, int, np.dtype[Any]]]] = []
+    offset = 0
+    for _ in range(slots):
+        pieces: dict[Any, tuple[int, int, np.dtype[Any]]] = {}
+        for k in plan.streamed:
+            dt = np.dtype(values[k].dtype)
+            pieces[("in", k)] = (offset, in_elems[k], dt)
+            offset += -(-in_elems[k] * dt.itemsize // 256) * 256
+        for r, dt in enumerate(dtypes):
+            pieces[("out", r)] = (offset, rows * row, np.dtype(dt))
+            offset += -(-rows * row * np.dtype(dt).itemsize // 256) * 256
+        layout.append(pieces)
+    arena = PINNED.get(cp, max(offset, 1))
+
+    def pinned(s: int, key: Any) -> np.ndarray[Any, Any]:
+        at, count, dt = layout[s][key]
+        return arena[at : at + count * dt.itemsize].view(dt)
+
+    device = [
+        {key: cp.empty(count, dtype=dt) for key, (_, count, dt) in layout[s].items()}
+        for s in range(slots)
+    ]
+    results = [np.empty(shape, dtype=dt) for dt in dtypes] if fold is None else []
+    partials: list[Any] = []
+    pending: list[tuple[Any, Chunk, int] | None] = [None] * slots
+    threads = ThreadPoolExecutor(HOST_THREADS)
+
+    def finish(s: int) -> None:
+        item = pending[s]
+        if item is None:
+            return
+        event, chunk, moved = item
+        event.synchronize()
+        (lo, hi), *_ = chunk.block
+        for r, res in enumerate(results):
+            src = pinned(s, ("out", r))[: (hi - lo) * row].reshape(res[lo:hi].shape)
+            parallel_copy(threads, res[lo:hi], src)
+        pending[s] = None
+        progress.update(moved)
+
+    try:
+        for n, chunk in enumerate(plan.chunks):
+            s = n % slots
+            finish(s)  # the slot's previous chunk: its buffers are free after this
+            stream = streams[s]
+            wins = chunk_windows(wf, plan, chunk, extents)
+            originals: list[Any] = list(values)
+            moved = 0
+            for k in plan.streamed:
+                wshape = _shape(wins[k])
+                count = math.prod(wshape)
+                staged = pinned(s, ("in", k))[:count].reshape(wshape)
+                parallel_copy(threads, staged, cut(values[k], wins[k]))
+                dev = device[s][("in", k)][:count].reshape(wshape)
+                cp.cuda.runtime.memcpyAsync(
+                    dev.data.ptr, staged.ctypes.data, staged.nbytes, H2D, stream.ptr
+                )
+                originals[k] = dev
+                moved += staged.nbytes
+            for k, dev in resident.items():
+                originals[k] = dev
+            (lo, hi), *_ = chunk.block
+            bshape = (hi - lo, *shape[1:])
+            outs = [
+                device[s][("out", r)][: (hi - lo) * row].reshape(bshape) for r in range(len(dtypes))
+            ]
+            captures = backend.prepare_captures(wf.values(originals, chunk.block, wins, extents))
+            with stream:
+                kernel.launch(bshape, outs, captures)
+                if fold is not None:  # (on the chunk's stream: after its kernel)
+                    partials.append(fold.partial(outs[0]))
+            for r, out in enumerate(outs if fold is None else ()):
+                host = pinned(s, ("out", r))
+                cp.cuda.runtime.memcpyAsync(
+                    host.ctypes.data, out.data.ptr, out.nbytes, D2H, stream.ptr
+                )
+                moved += out.nbytes
+            pending[s] = (stream.record(), chunk, moved)
+        for n in range(len(plan.chunks), len(plan.chunks) + slots):
+            finish(n % slots)  # in chunk order
+    finally:
+        for st in streams:
+            st.synchronize()
+        threads.shutdown()
+        device.clear()
+        resident.clear()
+    return results if fold is None else partials

@@ -1,0 +1,167 @@
+"""How a streamed ``compute_g`` is cut into chunks along the result's leading axis.
+
+Each chunk is a block of whole rows of the result. A captured host array is either
+*streamed* (each chunk copies its read window, halo included) or *resident* (its window is
+the whole array for every chunk, e.g. ``a[b[i]]`` or a full-row loop: copied once). Device
+memory holds the resident arrays once and, per slot of the copy/compute pipeline, one
+chunk's windows and results. The chunk is the largest number of rows for which that fits
+the budget, and at most what the link moves in ``TARGET_CHUNK_SECONDS`` (enough chunks for
+the copies to overlap the kernels; each chunk costs a few launches, so not too many).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from offload.diagnostics import OffloadError
+from offload.stream.window import Block, ReadWindows, Window, window_bytes
+
+TARGET_CHUNK_SECONDS = 0.02
+"""A chunk's transfer should take about this long at the measured rate (about 1 GB at
+53 GB/s): launches and syncs, ~10 us a chunk, then cost well under 1%."""
+
+MIN_CHUNK_BYTES = 1 << 22
+"""Chunks are at least this large unless the budget forbids (small data: few chunks)."""
+
+
+class DoesNotFit(OffloadError):
+    """The data a chunk of one row needs does not fit the device memory budget."""
+
+    rule = "stream-budget"
+
+
+@dataclass(frozen=True)
+class Chunk:
+    """One chunk: its block of the result and the window of each captured array."""
+
+    block: Block
+    windows: dict[int, Window]
+
+
+@dataclass(frozen=True)
+class Plan:
+    """Chunks in order, and which host arrays are streamed and which resident."""
+
+    chunks: tuple[Chunk, ...]
+    streamed: tuple[int, ...]
+    resident: tuple[int, ...]
+    slot_bytes: int
+    """Device bytes one slot needs at most (windows of streamed arrays and results)."""
+    resident_bytes: int
+
+    @property
+    def rows(self) -> int:
+        """Rows of the largest chunk."""
+        return max(hi - lo for (lo, hi), *_ in (c.block for c in self.chunks))
+
+
+def plan_chunks(  # noqa: PLR0917  (the plan's inputs, each a fact of the call)
+    windows: ReadWindows,
+    shape: tuple[int, ...],
+    values: Sequence[Any],
+    host: Sequence[int],
+    result_dtypes: Sequence[np.dtype[Any]],
+    budget: int,
+    *,
+    slots: int = 2,
+    rate: float | None = None,
+    rows: int | None = None,
+) -> Plan:
+    """The chunks of ``shape`` for the captured ``values`` whose positions ``host`` are
+    host arrays to move (the others stay where they are), within ``budget`` device bytes.
+
+    ``rate``: the measured host-to-device rate in bytes/s (bounds the chunk size; ``None``
+    for no bound); ``rows``: force this many rows per chunk (tests, benchmarks).
+    Raises ``DoesNotFit``, located at a read of the array that does not fit, when even a
+    one-row chunk is over budget."""
+    n0 = shape[0]
+    rest = [(0, n) for n in shape[1:]]
+    row_out = sum(np.dtype(dt).itemsize for dt in result_dtypes)
+    for n in shape[1:]:
+        row_out *= n
+    itemsize = {k: np.dtype(values[k].dtype).itemsize for k in host}
+
+    resident = tuple(k for k in host if _always_whole(windows, k, shape))
+    streamed = tuple(k for k in host if k not in resident)
+    resident_bytes = sum(values[k].nbytes for k in resident)
+
+    def slot_need(lo: int, hi: int) -> tuple[int, dict[int, Window]]:
+        wins, _ = windows.of(((lo, hi), *rest))
+        need = (hi - lo) * row_out
+        need += sum(window_bytes(wins[k], itemsize[k]) for k in streamed)
+        return need, wins
+
+    free = budget - resident_bytes
+    forced = rows is not None
+    if rows is None:
+        rows = n0
+        if rate is not None:
+            per_row = max(1, row_out + sum(values[k].nbytes // max(n0, 1) for k in streamed))
+            target = int(max(MIN_CHUNK_BYTES, rate * TARGET_CHUNK_SECONDS))
+            rows = min(rows, max(1, target // per_row))
+        mid = n0 // 2
+        while rows > 0 and slots * slot_need(mid, min(n0, mid + rows))[0] > free:
+            rows //= 2
+    while rows > 0:
+        chunks: list[Chunk] = []
+        slot_bytes = 0
+        for lo in range(0, n0, rows):
+            hi = min(n0, lo + rows)
+            need, wins = slot_need(lo, hi)
+            slot_bytes = max(slot_bytes, need)
+            chunks.append(Chunk(((lo, hi), *rest), wins))
+        if forced or slots * slot_bytes <= free:
+            return Plan(tuple(chunks), streamed, resident, slot_bytes, resident_bytes)
+        rows //= 2  # (a chunk near an edge reads more than the middle one)
+    raise _does_not_fit(windows, values, resident, streamed, budget, row_out)
+
+
+def _always_whole(windows: ReadWindows, k: int, shape: tuple[int, ...]) -> bool:
+    """Whether capture ``k``'s window is the whole array for one-row chunks at the start,
+    middle and end of the leading axis (then it does not shrink with the chunk: it is
+    resident). An array of one row is resident too."""
+    whole = tuple((0, n) for n in windows.extents[k])
+    if whole[0][1] <= 1:
+        return True
+    n0 = shape[0]
+    rest = tuple((0, n) for n in shape[1:])
+    for lo in sorted({0, n0 // 2, max(n0 - 1, 0)}):
+        if windows.of(((lo, min(n0, lo + 1)), *rest))[0][k] != whole:
+            return False
+    return True
+
+
+def _does_not_fit(  # noqa: PLR0917
+    windows: ReadWindows,
+    values: Sequence[Any],
+    resident: Sequence[int],
+    streamed: Sequence[int],
+    budget: int,
+    row_out: int,
+) -> DoesNotFit:
+    """The error for data that does not fit even one row at a time, located at a read of
+    the largest array that has to be on the device whole (else of the largest one)."""
+    pick = max(resident or streamed, key=lambda k: values[k].nbytes, default=None)
+    span = windows.spans.get(pick) if pick is not None else None
+    if pick is not None and pick in resident:
+        name = windows.names[pick]
+        message = (
+            f"streaming: '{name}' ({values[pick].nbytes} bytes) must be on the device whole "
+            f"(the reads of it are not bounded by the chunk's rows) and it does not fit the "
+            f"device memory budget of {budget} bytes"
+        )
+        hint = (
+            "read it at indices bounded by the leading index (e.g. a[i + 1], not a[b[i]]), "
+            "or raise ol.config.device_memory_limit"
+        )
+    else:
+        message = (
+            f"streaming: one row of the result ({row_out} bytes) and its inputs do not fit "
+            f"the device memory budget of {budget} bytes"
+        )
+        hint = "raise ol.config.device_memory_limit"
+    return DoesNotFit.at(message, span, hint=hint)  # type: ignore[return-value]

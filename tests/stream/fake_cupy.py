@@ -1,0 +1,103 @@
+"""A stand-in for the few CuPy calls of ``offload.stream.execute.run_gpu``, over host memory,
+with CUDA's ordering: every copy and launch queued on a stream runs only when an event
+recorded after it (or the stream) is synchronised. A pipeline that read a result, or
+reused a staging buffer, before the work writing or reading it had run would see stale
+bytes here as on a GPU."""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import itertools
+from collections.abc import Callable
+from types import SimpleNamespace
+from typing import Any
+
+import numpy as np
+
+
+class DevArray(np.ndarray):
+    """A "device" array: host memory with CuPy's ``.data.ptr``."""
+
+    @property
+    def data(self) -> Any:  # type: ignore[override]
+        return SimpleNamespace(ptr=self.ctypes.data)
+
+
+class Stream:
+    _ids = itertools.count(1)
+    current: Stream | None = None
+    by_ptr: dict[int, Stream] = {}
+
+    def __init__(self, non_blocking: bool = False) -> None:
+        self.ptr = next(self._ids)
+        self.queue: list[Callable[[], None]] = []
+        self.done = 0
+        Stream.by_ptr[self.ptr] = self
+
+    def __enter__(self) -> Stream:
+        Stream.current = self
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        Stream.current = None
+
+    def run_until(self, mark: int) -> None:
+        while self.done < mark:
+            self.queue[self.done]()
+            self.done += 1
+
+    def record(self) -> Any:
+        mark = len(self.queue)
+        return SimpleNamespace(synchronize=lambda: self.run_until(mark))
+
+    def synchronize(self) -> None:
+        self.run_until(len(self.queue))
+
+
+def _memcpy_async(dst: int, src: int, nbytes: int, kind: int, stream: int) -> None:
+    Stream.by_ptr[stream].queue.append(lambda: ctypes.memmove(dst, src, nbytes))
+
+
+class Deferred:
+    """A kernel whose launches are queued on the current stream (then run on host views)."""
+
+    def __init__(self, kernel: Any) -> None:
+        self.kernel = kernel
+        self.launches = 0
+
+    def launch(self, shape: Any, outs: Any, captures: Any) -> None:
+        stream = Stream.current
+        assert stream is not None, "a pipeline launch outside its stream"
+        outs = [np.asarray(o) for o in outs]
+        captures = [np.asarray(c) if isinstance(c, DevArray) else c for c in captures]
+        self.launches += 1
+        stream.queue.append(lambda: self.kernel.launch(shape, outs, captures))
+
+
+def _empty(count: int, dtype: Any) -> DevArray:
+    """Uninitialised device memory: filled with a byte pattern no result has."""
+    raw = np.full(count * np.dtype(dtype).itemsize, 0xAB, np.uint8)
+    return raw.view(np.dtype(dtype)).view(DevArray)
+
+
+def _asarray(x: Any) -> DevArray:
+    return np.array(x).view(DevArray)
+
+
+def _pool() -> Any:
+    return SimpleNamespace(malloc=None, free_all_blocks=lambda: None)
+
+
+cp = SimpleNamespace(
+    empty=_empty,
+    asarray=_asarray,
+    cuda=SimpleNamespace(
+        Stream=Stream,
+        MemoryPool=_pool,
+        using_allocator=lambda malloc: contextlib.nullcontext(),
+        alloc_pinned_memory=lambda n: bytearray(b"\xcd" * n),
+        runtime=SimpleNamespace(memcpyAsync=_memcpy_async),
+    ),
+)
+"""The module-like object ``run_gpu`` takes as ``cp``."""

@@ -1,0 +1,175 @@
+"""Blocks on windows (offload.stream.window): the windowed IR computed block by block on the
+read windows equals the whole function, on the IR interpreter; windows are tight."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+
+from offload.driver import specialise
+from offload.frontend.lower import fetch_captures
+from offload.ir.interp import compute
+from offload.lowering import check_and_lower
+from offload.options import CompileOptions
+from offload.stream.plan import DoesNotFit, plan_chunks
+from offload.stream.window import GridWindows, ReadWindows, cut, windowed
+
+pytestmark = pytest.mark.unit
+
+RNG = np.random.default_rng(7)
+X = RNG.random(23)
+M = RNG.random((11, 7))
+P = RNG.integers(0, 23, 23)
+N = 23
+
+
+def stencil(i):
+    if 0 < i < N - 1:
+        return X[i - 1] + 2.0 * X[i] + X[i + 1]
+    return X[i]
+
+
+def clamped(i):
+    return X[max(i - 2, 0)] * X[min(i + 3, len(X) - 1)]
+
+
+def wraps(i):
+    return X[i - 1] - X[i]  # X[-1] at i == 0: Python's meaning
+
+
+def gathered(i):
+    return X[P[i]]
+
+
+def rows2d(i, j):
+    s = 0.0
+    for k in range(M.shape[1]):
+        s += M[i, k]
+    return s * M[i, j] + (M[i + 1, j] if i + 1 < M.shape[0] else 0.0)
+
+
+def shifted2d(i, j):
+    return M[i, (j + 1) % M.shape[1]] - M[(i + 2) % M.shape[0], j], i * 10 + j
+
+
+def _prepared(fn: Any, rank: int) -> tuple[Any, list[Any]]:
+    low = check_and_lower(fn, rank)
+    return specialise(low, None, CompileOptions(verify=True)), fetch_captures(fn, low)
+
+
+def _blocked(fn: Any, shape: tuple[int, ...], cuts: list[list[int]]) -> list[np.ndarray]:
+    """``fn`` computed block by block (``cuts``: block boundaries per axis) on windows."""
+    ir, values = _prepared(fn, len(shape))
+    wf = windowed(ir)
+    extents = {k: values[k].shape for k in wf.arrays}
+    reads = ReadWindows(ir, extents)
+    outs = [np.zeros(shape, t.dtype) for t in ir.result_types]
+    grid = [list(zip(c[:-1], c[1:], strict=True)) for c in cuts]
+    for block in np.ndindex(*(len(g) for g in grid)):
+        bounds = tuple(g[b] for g, b in zip(grid, block, strict=True))
+        wins, _ = reads.of(bounds)
+        cut_values = [cut(v, wins[k]) if k in wins else v for k, v in enumerate(values)]
+        bshape = tuple(hi - lo for lo, hi in bounds)
+        got = compute(wf.fn, bshape, wf.values(cut_values, bounds, wins, extents))
+        for out, g in zip(outs, got, strict=True):
+            out[tuple(slice(lo, hi) for lo, hi in bounds)] = g
+    return outs
+
+
+@pytest.mark.parametrize(
+    ("fn", "shape", "cuts"),
+    [
+        (stencil, (23,), [[0, 5, 6, 17, 23]]),
+        (clamped, (23,), [[0, 1, 12, 23]]),
+        (wraps, (23,), [[0, 4, 9, 23]]),
+        (gathered, (23,), [[0, 10, 23]]),
+        (rows2d, (11, 7), [[0, 3, 4, 11], [0, 7]]),
+        (shifted2d, (11, 7), [[0, 5, 11], [0, 2, 7]]),
+    ],
+)
+def test_blocks_on_read_windows_equal_the_whole_function(fn, shape, cuts):
+    ir, values = _prepared(fn, len(shape))
+    want = compute(ir, shape, values)
+    got = _blocked(fn, shape, cuts)
+    for w, g in zip(want, got, strict=True):
+        assert w.tobytes() == g.tobytes()
+
+
+def test_offset_reads_get_a_window_with_their_halo():
+    ir, values = _prepared(stencil, 1)
+    k = next(k for k, v in enumerate(values) if v is X)
+    reads = ReadWindows(ir, {k: X.shape})
+    assert reads.of(((5, 10),))[0][k] == ((4, 11),)
+    assert reads.of(((0, 4),))[0][k] == ((0, 5),)  # no halo before row 0
+    assert reads.of(((20, 23),))[0][k] == ((19, 23),)  # nor after the last
+
+
+def test_a_gather_is_unbounded_and_reads_the_whole_array():
+    ir, values = _prepared(gathered, 1)
+    kx = next(k for k, v in enumerate(values) if v is X)
+    kp = next(k for k, v in enumerate(values) if v is P)
+    reads = ReadWindows(ir, {kx: X.shape, kp: P.shape})
+    wins, unbounded = reads.of(((3, 6),))
+    assert wins[kp] == ((3, 6),)
+    assert wins[kx] == ((0, 23),)
+    assert [(u.capture, u.axis) for u in unbounded] == [(kx, 0)]
+    assert unbounded[0].span is not None and "X[P[i]]" in unbounded[0].span.text
+
+
+def _plan(fn, shape, budget, rank=1):
+    ir, values = _prepared(fn, rank)
+    extents = {k: v.shape for k, v in enumerate(values) if isinstance(v, np.ndarray)}
+    host = sorted(extents)
+    dtypes = [t.dtype for t in ir.result_types]
+    return plan_chunks(ReadWindows(ir, extents), shape, values, host, dtypes, budget)
+
+
+def test_the_plan_keeps_each_chunk_within_the_budget():
+    plan = _plan(stencil, (23,), budget=100)
+    assert len(plan.chunks) > 2
+    assert plan.slot_bytes * 2 <= 100
+    assert [c.block[0] for c in plan.chunks][0][0] == 0
+    assert plan.chunks[-1].block[0][1] == 23
+
+
+def test_a_gathered_array_is_resident_and_over_budget_is_a_located_error():
+    plan = _plan(gathered, (23,), budget=1000)
+    assert len(plan.resident) == 1
+    with pytest.raises(DoesNotFit) as err:
+        _plan(gathered, (23,), budget=150)
+    text = str(err.value)
+    assert "test_window.py" in text and "X[P[i]]" in text and "not bounded" in text
+
+
+D = RNG.random(40)
+
+
+def diagonal(i, j):
+    return D[i + j] - M[i, (j + 2) % 7]  # D's axis follows both result axes
+
+
+@pytest.mark.parametrize("fn", [rows2d, shifted2d, diagonal])
+def test_grid_windows_from_bands_are_sound_and_exact_for_separable_reads(fn):
+    ir, values = _prepared(fn, 2)
+    wf = windowed(ir)
+    extents = {k: values[k].shape for k in wf.arrays}
+    reads = ReadWindows(ir, extents)
+    bounds = [[0, 3, 4, 11], [0, 2, 7]]
+    grid = GridWindows(reads, bounds)
+    want = compute(ir, (11, 7), values)
+    outs = [np.zeros((11, 7), t.dtype) for t in ir.result_types]
+    for index in np.ndindex(3, 2):
+        block = grid.block(index)
+        wins, _ = grid.of(index)
+        direct, _ = reads.of(block)
+        if fn is not diagonal:  # each capture axis follows one result axis: exact
+            assert wins == direct
+        cut_values = [cut(v, wins[k]) if k in wins else v for k, v in enumerate(values)]
+        bshape = tuple(hi - lo for lo, hi in block)
+        got = compute(wf.fn, bshape, wf.values(cut_values, block, wins, extents))
+        for out, g in zip(outs, got, strict=True):
+            out[tuple(slice(lo, hi) for lo, hi in block)] = g
+    for w, g in zip(want, outs, strict=True):
+        assert w.tobytes() == g.tobytes()
