@@ -174,7 +174,7 @@ def _dotp_jax(inp: dict[str, Any]) -> Callable[[], Outputs]:
 def _smvm_cusparse(inp: dict[str, Any]) -> Callable[[], Outputs]:
     """``csr_matrix @ x`` in CuPy: cuSPARSE's SpMV (the issue's smvm peer)."""
     import cupy
-    import cupyx.scipy.sparse as sparse
+    from cupyx.scipy import sparse  # type: ignore[import-not-found]
 
     n = inp["params"].rows
     a = sparse.csr_matrix(
