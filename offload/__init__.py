@@ -2,13 +2,28 @@
 
 ``compute_s(shape, fn)`` (one thread), ``compute_p`` (all cores), ``compute_g`` (GPU);
 Repa-style delayed arrays (``from_function``, ``map``, ``zip_with``, ``backpermute``,
-``traverse``, ``reshape``) that every ``compute_*`` fuses into one kernel; ``ol.config``
+``traverse``, ``reshape``) that every ``compute_*`` fuses into one kernel; Accelerate-style
+collectives on the same graph (``fold``, ``fold_all``, ``fold_seg``, ``stencil``, ...:
+``offload.acc``); ``ol.config``
 for settings; ``ol.explain`` for the IR, passes and generated kernels.
 """
 
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
+from offload.acc import (
+    ALL,
+    extend,
+    fold,
+    fold1,
+    fold_all,
+    fold_seg,
+    generate,
+    replicate,
+    reverse,
+    slice,
+    transpose,
+)
 from offload.api import compute_g, compute_p, compute_s
 from offload.config import config
 from offload.delayed import Delayed, backpermute, from_function, map, reshape, traverse, zip_with
@@ -42,6 +57,7 @@ def use(array: Any) -> Any:
 
 
 __all__ = [
+    "ALL",
     "AllocationNotAllowed",
     "CompileError",
     "Delayed",
@@ -60,9 +76,19 @@ __all__ = [
     "compute_s",
     "config",
     "explain",
+    "extend",
+    "fold",
+    "fold1",
+    "fold_all",
+    "fold_seg",
     "from_function",
+    "generate",
     "map",
+    "replicate",
     "reshape",
+    "reverse",
+    "slice",
+    "transpose",
     "traverse",
     "use",
     "zip_with",

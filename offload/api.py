@@ -6,6 +6,8 @@ from types import FunctionType
 from typing import Any
 
 from offload import driver
+from offload.acc.graph import compute as compute_graph
+from offload.acc.graph import needs_scheduler
 from offload.config import config
 from offload.diagnostics import CompileError, OffloadError
 from offload.targets import GPU, PAR, SEQ, Target, check_out, split_target
@@ -22,6 +24,9 @@ def _call(target: Target, shape_or_delayed: Any, fn: Any, dtype: Any, out: Any) 
     if type(shape_or_delayed) is int and shape_or_delayed >= 0 and type(fn) is FunctionType:
         return driver.run(backend, fn, (shape_or_delayed,), dtype, out, options)
     shape, fn = split_target(shape_or_delayed, fn)
+    if not isinstance(fn, FunctionType) and needs_scheduler(fn):
+        # A tree holding collectives: computed stage by stage (offload.acc.graph).
+        return compute_graph(backend, fn, dtype, out, options, config.determinism)
     return driver.run(backend, fn, shape, dtype, out, options)
 
 

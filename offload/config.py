@@ -18,6 +18,8 @@ Every field can be set from the environment at import time or assigned at run ti
 | OFFLOAD_DUMP             | dump             | (none) e.g. "ir,source,ptx"   |
 | OFFLOAD_DEBUG            | debug            | 0 (re-raise internal errors)  |
 | OFFLOAD_GPU_SIMULATOR    | gpu_simulator    | value of NUMBA_ENABLE_CUDASIM |
+| OFFLOAD_DETERMINISM      | determinism      | deterministic (cross_target,  |
+|                          |                  | fast: docs/collectives.md)    |
 """
 
 from __future__ import annotations
@@ -54,6 +56,14 @@ _KERNEL_DUMPS = frozenset({"source", "ptx"})
 """``dump`` entries that print kernels rather than IR."""
 
 
+DETERMINISM_MODES = ("deterministic", "cross_target", "fast")
+
+
+def _check_determinism(value: object, what: str) -> None:
+    if value not in DETERMINISM_MODES:
+        raise ValueError(f"{what} must be one of {', '.join(DETERMINISM_MODES)}, got {value!r}")
+
+
 @dataclass
 class Config:
     """Run-time configuration of offload (see the module docstring for the variables)."""
@@ -81,6 +91,11 @@ class Config:
     """Re-raise internal errors with their compiler frames instead of a clean message."""
     gpu_simulator: bool = False
     """Run ``compute_g`` under numba's CUDA simulator."""
+    determinism: str = "deterministic"
+    """How collectives fix their reduction trees (docs/collectives.md): ``deterministic``
+    (the same bits run to run on a target, the tree fixed by the sizes), ``cross_target``
+    (the same bits on every target: every target uses the GPU's tree) or ``fast`` (today
+    the same trees as ``deterministic``)."""
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Config:
@@ -88,6 +103,8 @@ class Config:
         memory = e.get("OFFLOAD_MEMORY", "unified").strip().lower()
         if memory not in ("unified", "device"):
             raise ValueError(f"OFFLOAD_MEMORY must be 'unified' or 'device', got {memory!r}")
+        determinism = e.get("OFFLOAD_DETERMINISM", "deterministic").strip().lower()
+        _check_determinism(determinism, "OFFLOAD_DETERMINISM")
         cache = e.get("OFFLOAD_CACHE_DIR")
         return cls(
             cache_dir=Path(cache) if cache else default_cache_dir(e),
@@ -100,11 +117,14 @@ class Config:
             dump=_names(e, "OFFLOAD_DUMP"),
             debug=_flag(e, "OFFLOAD_DEBUG"),
             gpu_simulator=_flag(e, "OFFLOAD_GPU_SIMULATOR", _flag(e, "NUMBA_ENABLE_CUDASIM")),
+            determinism=determinism,
         )
 
     def __setattr__(self, name: str, value: Any) -> None:
         if name == "memory" and value not in ("unified", "device"):
             raise ValueError(f"config.memory must be 'unified' or 'device', got {value!r}")
+        if name == "determinism":
+            _check_determinism(value, "config.determinism")
         if name in ("disabled_passes", "dump") and not isinstance(value, frozenset):
             value = frozenset(value)
         if name == "cache_dir":
