@@ -13,6 +13,7 @@ from typing import Any
 
 from offload.acc import (
     ALL,
+    constant,
     extend,
     fold,
     fold1,
@@ -22,6 +23,7 @@ from offload.acc import (
     replicate,
     reverse,
     slice,
+    stencil,
     transpose,
 )
 from offload.api import compute_g, compute_p, compute_s
@@ -75,6 +77,7 @@ __all__ = [
     "compute_p",
     "compute_s",
     "config",
+    "constant",
     "explain",
     "extend",
     "fold",
@@ -88,6 +91,7 @@ __all__ = [
     "reshape",
     "reverse",
     "slice",
+    "stencil",
     "transpose",
     "traverse",
     "use",

@@ -8,9 +8,11 @@ fused into one kernel.
 
 from offload.acc.fold import fold, fold1, fold_all, fold_seg
 from offload.acc.nodes import ALL, extend, generate, replicate, reverse, slice, transpose
+from offload.acc.stencil import constant, stencil
 
 __all__ = [
     "ALL",
+    "constant",
     "extend",
     "fold",
     "fold1",
@@ -20,5 +22,6 @@ __all__ = [
     "replicate",
     "reverse",
     "slice",
+    "stencil",
     "transpose",
 ]
