@@ -61,10 +61,12 @@ def _explain_kernel(fn: Any, shape: Any, target: str) -> str:
     return "\n".join(parts)
 
 
-def explain_graph(root: Delayed, target: str) -> str:
-    """The kernels of a delayed array holding collectives, computed on ``target``."""
+def explain_graph(root: Delayed, target: str, run_on: str | None = None) -> str:
+    """The kernels of a delayed array holding collectives, computed on ``target`` (or on
+    ``run_on``: in ``cross_target`` mode every target runs the same stages, so the
+    GPU's kernels can be shown from a run on the CPU where no GPU is present)."""
     options = config.compile_options()
-    backend = TARGETS[target].resolve(options)
+    backend = TARGETS[run_on or target].resolve(options)
     trace: list[tuple[str, Any]] = []
     tree = schedule(Context(backend, options, config.determinism, trace), root)
     if isinstance(tree, Delayed):

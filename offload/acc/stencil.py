@@ -95,22 +95,23 @@ class _Around(ArrayNode):
 
     def lower_element(self, lo: ElementLowering, path: NodePath, idx: Index) -> Val:
         st = self.stencil
+        offsets: list[int] = []
         for d in idx:
-            if not isinstance(d, Scalar) or not isinstance(d.const, int):
+            if not isinstance(d, Scalar) or type(d.const) is not int:
                 raise TypeMismatch.at(
                     "stencil offsets must be compile-time integer constants "
                     "(get(-1, 0), not get(k, 0))",
                     None,
                     hint="write each neighbour's offset as a literal or a constant expression",
                 )
+            offsets.append(d.const)
         dims = lower_items(lo, st.dims, (*self.path, ("attr", "dims")))
         assert isinstance(dims, TupleVal)
         bound = st.boundary
         helper_path = (*self.path, ("attr", "fn"))
         pos: list[Any] = []
         inside: list[Any] = []
-        for c, d, n in zip(self.centre, idx, dims.items, strict=True):
-            k = d.const  # type: ignore[union-attr]
+        for c, d, n, k in zip(self.centre, idx, dims.items, offsets, strict=True):
             if k == 0:
                 pos.append(c)
                 continue
