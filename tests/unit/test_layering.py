@@ -27,6 +27,16 @@ LAYERS: dict[str, set[str]] = {
     "offload.runtime": {"offload.ir"},
     "offload.backend": {"offload.ir"},
     "offload.cpu": {"offload.ir", "offload.emit", "offload.backend", "offload.opt"},
+    # The collectives: below the thin top (api, explain), above the driver that computes
+    # their stages and the delayed arrays they extend.
+    "offload.acc": {
+        "offload.driver",
+        "offload.delayed",
+        "offload.backend",
+        "offload.frontend",
+        "offload.diagnostics",
+        "offload.options",
+    },
     "offload.ptx": {
         "offload.ir",
         "offload.analysis",
