@@ -36,9 +36,7 @@ def row_items(a: Any, r: int) -> list[Any]:
     return list(flat[r])
 
 
-def tree_fold(
-    f: Callable[..., Any], z: Any, xs: list[Any], rows: int, *, wide: bool
-) -> Any:
+def tree_fold(f: Callable[..., Any], z: Any, xs: list[Any], rows: int, *, wide: bool) -> Any:
     """One row folded in the order of the tree ``plan.stages`` fixes for these sizes."""
     vals = xs
     for st in stages(rows, len(xs), wide=wide, commutes=wide and commutes(f)):
@@ -52,9 +50,7 @@ def tree_fold(
     return reduce_row(f, z, vals)
 
 
-def fold_reference(
-    f: Callable[..., Any], z: Any, a: Any, *, wide: bool
-) -> list[Any]:
+def fold_reference(f: Callable[..., Any], z: Any, a: Any, *, wide: bool) -> list[Any]:
     """Every row of ``a`` (an array or a tuple of arrays) folded, in row-major order."""
     shape = (a[0] if isinstance(a, tuple) else a).shape
     rows = math.prod(shape[:-1])
@@ -75,8 +71,10 @@ def same_bits(got: Any, want: Any) -> bool:
     if isinstance(want, tuple):
         return isinstance(got, tuple) and all(map(same_bits, got, want))
     got, want = np.asarray(got), np.asarray(want)
-    return got.dtype == want.dtype and got.shape == want.shape and bool(
-        np.array_equal(got, want, equal_nan=got.dtype.kind == "f")
+    return (
+        got.dtype == want.dtype
+        and got.shape == want.shape
+        and bool(np.array_equal(got, want, equal_nan=got.dtype.kind == "f"))
     )
 
 

@@ -36,7 +36,7 @@ def mul(a, b):
 
 
 def max_first_nan(a, b):
-    return b if b > a else a  # a NaN accumulator stays; a NaN element is skipped
+    return b if a == a and (b > a or b != b) else a  # max; the first NaN met wins
 
 
 def matmul2(p, q):

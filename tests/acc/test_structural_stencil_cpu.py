@@ -106,9 +106,7 @@ def test_stencil_equals_numpy_pad(rank, dims, boundary, dtype):
         p = np.pad(a, 1, mode=_pad_mode(boundary))
 
     def get_at(*d):
-        sl = tuple(
-            slice(1 + k, 1 + k + n) for k, n in zip(d, shape, strict=True)
-        )
+        sl = tuple(slice(1 + k, 1 + k + n) for k, n in zip(d, shape, strict=True))
         return p[sl]
 
     want = fn(get_at)
@@ -121,8 +119,8 @@ def test_stencil_of_one_element_and_of_tuples():
     assert ol.compute_s(ol.stencil(blur1, one, "mirror")).tolist() == [12.0]
 
     def pair(get):
-        l, r = get(-1), get(1)
-        return (l[0] + r[0], l[1] * r[1])
+        left, r = get(-1), get(1)
+        return (left[0] + r[0], left[1] * r[1])
 
     x, y = np.arange(4.0), np.arange(1, 5)
     s, p = ol.compute_s(ol.stencil(pair, (x, y), ol.constant((0.0, 1))))
