@@ -40,13 +40,17 @@ TRIVIAL_NODES: tuple[type, ...] = (Leaf, Zip, Extend, Slice, Reverse, Transpose,
 
 
 def needs_scheduler(root: object) -> bool:
-    """Whether the tree ``root`` holds a collective or a scheduled node (else the driver
-    computes it directly, as before the collectives existed)."""
+    """Whether the tree ``root`` holds a collective, a scheduled node or a non-trivial
+    node reached twice (else the driver computes it directly as one kernel)."""
     seen: set[int] = set()
     todo = [root]
     while todo:
         node = todo.pop()
-        if not isinstance(node, ArrayNode) or id(node) in seen:
+        if not isinstance(node, ArrayNode):
+            continue
+        if id(node) in seen:
+            if not trivial(node):
+                return True
             continue
         if isinstance(node, Collective | Scheduled):
             return True

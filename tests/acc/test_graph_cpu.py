@@ -141,3 +141,17 @@ def test_determinism_is_validated(mode):
     with pytest.raises(ValueError, match="OFFLOAD_DETERMINISM"):
         Config.from_env({"OFFLOAD_DETERMINISM": "sloppy"})
     assert Config.from_env({"OFFLOAD_DETERMINISM": "Cross_Target"}).determinism == "cross_target"
+
+
+def test_the_sharing_rule_holds_in_trees_without_collectives():
+    x = np.arange(5.0)
+    d = ol.map(lambda v: v * 2.0 + 1.0, x)
+    node = ol.zip_with(lambda a, b: a * b, d, d)
+    assert kernels(node) == [
+        "== kernel 1/2: shared Map, shape (5,)",
+        "== kernel 2/2: result, shape (5,)",
+    ]
+    assert (ol.compute_p(node) == (x * 2 + 1) ** 2).all()
+    r = ol.transpose(x.reshape(1, 5))  # trivial: read twice in one kernel
+    text = ol.explain(ol.zip_with(lambda a, b: a + b, r, r), target="cpu", file=io.StringIO())
+    assert "== collective graph" not in text and "== IR after lowering" in text
