@@ -90,3 +90,13 @@ def test_stencil_and_structural_nodes_on_the_gpu():
         assert same_bits(ol.compute_g(ol.stencil(lap, m, b)), ol.compute_s(ol.stencil(lap, m, b)))
     t = ol.transpose(ol.reverse(m))
     assert same_bits(ol.compute_g(t), np.ascontiguousarray(m[:, ::-1].T))
+
+
+def test_tuple_and_multi_row_folds_on_the_gpu(mode):
+    x = np.arange(3 * 100, dtype=np.float32).reshape(3, 100) / 7
+    y = (np.arange(3 * 100, dtype=np.int64).reshape(3, 100) % 5) + 1
+    node = ol.fold(lambda p, q: (p[0] + q[0], p[1] * q[1] % 1009), (0.0, 1), (x, y))
+    ol.config.determinism = "cross_target"
+    got = ol.compute_g(node)
+    assert isinstance(got, tuple) and same_bits(got, ol.compute_s(node))
+    assert same_bits(got, interpret(node, "cross_target"))
