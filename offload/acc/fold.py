@@ -25,7 +25,7 @@ import numpy as np
 from offload.acc.base import Context, Scheduled
 from offload.acc.commute import commutes
 from offload.acc.nodes import Leaf, as_arrays_source, as_source
-from offload.acc.plan import stages, wide_rule
+from offload.acc.plan import seg_lanes, stages, wide_rule
 from offload.acc.values import items_key, lower_items, shape_of, to_items
 from offload.delayed import Delayed, reshape
 from offload.frontend.nodes import ElementLowering, Index, NodeFunction, NodePath
@@ -162,7 +162,7 @@ class Partials(Delayed):
 
 
 @dataclass(frozen=True, eq=False)
-class FoldSeg(Delayed):
+class FoldSeg(Scheduled):
     """``a`` reduced along its innermost axis in segments: element ``(*row, s)`` folds
     ``a[*row, offsets[s]:offsets[s + 1]]`` from ``z``."""
 
@@ -197,6 +197,57 @@ class FoldSeg(Delayed):
 
         one = lo.constant(1)
         return _fold_loop(lo, self.f, (*path, ("attr", "f")), z, read, start, stop, one)
+
+    def expand(self, ctx: Context) -> object | None:
+        segments, n = self.shape[-1], shape_of(self.a)[-1]
+        wide = wide_rule(ctx.backend.name, ctx.determinism)
+        lanes = seg_lanes(segments, n, wide=wide, commutes=wide and commutes(self.f))
+        if lanes == 1:
+            return None
+        part = SegPartials(self.f, self.z, self.a, self.offsets, lanes)
+        what = f"fold_seg stage: {segments} segment(s) x {lanes} lanes"
+        src = as_arrays_source(ctx.compute(part, what))
+        return Fold(self.f, self.z, src, lanes)
+
+
+@dataclass(frozen=True, eq=False)
+class SegPartials(Delayed):
+    """The lanes of a segmented fold: element ``(*row, s, t)`` folds the elements
+    ``offsets[s] + t, offsets[s] + t + lanes, ...`` of segment ``s`` (``plan.seg_lanes``)."""
+
+    f: Callable[..., Any]
+    z: object
+    a: Any
+    offsets: Any
+    lanes: int
+
+    @property
+    def shape(self) -> tuple[int, ...]:  # type: ignore[override]
+        return (*shape_of(self.a)[:-1], shape_of(self.offsets)[0] - 1, self.lanes)
+
+    def functions(self) -> tuple[NodeFunction, ...]:
+        return (NodeFunction("f", self.f),)
+
+    def sources(self) -> tuple[tuple[str, object], ...]:
+        return (("a", self.a), ("offsets", self.offsets))
+
+    def static_key(self) -> tuple[object, ...]:
+        return ("seg_partials", items_key(self.z))
+
+    def lower_element(self, lo: ElementLowering, path: NodePath, idx: Index) -> Val:
+        a_path, rows = (*path, ("attr", "a")), list(idx[:-2])
+        s, t = _scalar(idx[-2]), _scalar(idx[-1])
+        o_path = (*path, ("attr", "offsets"))
+        z = lower_items(lo, self.z, (*path, ("attr", "z")))
+        start = _scalar(lo.element(self.offsets, o_path, [s]))
+        stop = _scalar(lo.element(self.offsets, o_path, [lo.binop("add", s, lo.constant(1))]))
+        lanes = _scalar(lo.captured(self.lanes, (*path, ("attr", "lanes"))))
+
+        def read(k: Scalar) -> Val:
+            return lo.element(self.a, a_path, [*rows, k])
+
+        first = lo.binop("add", start, t)
+        return _fold_loop(lo, self.f, (*path, ("attr", "f")), z, read, first, stop, lanes)
 
 
 def _check_f(f: Any) -> None:

@@ -29,7 +29,14 @@ WIDE_CHUNK = 64
 FINAL = 64
 """The most values the last, sequential fold of a tree reads."""
 WIDE_ROWS = 1 << 14
-"""Rows that already keep a GPU busy: a fold of at least this many rows is not split."""
+"""Rows that already keep a GPU busy: a fold of at least this many rows gets no tree; its
+long rows (``WIDE_ROW_MIN`` elements) are read by ``WIDE_ROW_LANES`` neighbouring
+threads each (a commuting combine), so that a warp reads consecutive elements."""
+WIDE_ROW_LANES = 32
+WIDE_ROW_MIN = 8 * WIDE_ROW_LANES
+SEG_LANES = 32
+"""The most threads that share a segment of a wide segmented fold (a commuting combine):
+a power of two at most an eighth of the mean segment length."""
 
 CPU_PARTIALS = 256
 """The CPU rule's partials per row: enough for every core, few enough to fold at once."""
@@ -60,7 +67,10 @@ def stages(rows: int, n: int, *, wide: bool, commutes: bool) -> tuple[Stage, ...
     out: list[Stage] = []
     if wide:
         if rows >= WIDE_ROWS:
-            return ()
+            if not commutes or n < WIDE_ROW_MIN:
+                return ()
+            c = -(-n // WIDE_ROW_LANES)
+            return (Stage(n, -(-n // c), c, True),)
         while n > FINAL:
             p = max(1, min(-(-n // WIDE_CHUNK), WIDE_PARTIALS // max(rows, 1)))
             if p == 1:
@@ -84,3 +94,16 @@ def wide_rule(backend_name: str, determinism: str) -> bool:
     if determinism not in MODES:
         raise ValueError(f"determinism must be one of {', '.join(MODES)}, got {determinism!r}")
     return determinism == "cross_target" or backend_name.startswith("gpu")
+
+
+def seg_lanes(segments: int, n: int, *, wide: bool, commutes: bool) -> int:
+    """Threads per segment of a segmented fold of ``segments`` segments holding ``n``
+    elements in all: 1 (a sequential loop per segment) on the CPU and for a combine that
+    does not commute, else a power of two up to ``SEG_LANES`` -- lane ``t`` folds the
+    segment's elements ``t, t + lanes, ...`` -- then a fold over the lanes."""
+    if not (wide and commutes) or segments == 0:
+        return 1
+    lanes = 1
+    while lanes < SEG_LANES and 2 * lanes * 8 <= n // segments:
+        lanes *= 2
+    return lanes

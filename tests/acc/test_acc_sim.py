@@ -14,6 +14,9 @@ import numpy as np
 import pytest
 
 import offload as ol
+from offload.acc.base import Context
+from offload.acc.graph import schedule
+from offload.targets import GPU
 from tests.acc.fold_reference import interpret, same_bits
 
 pytestmark = pytest.mark.sim
@@ -100,3 +103,13 @@ def test_tuple_and_multi_row_folds_on_the_gpu(mode):
     got = ol.compute_g(node)
     assert isinstance(got, tuple) and same_bits(got, ol.compute_s(node))
     assert same_bits(got, interpret(node, "cross_target"))
+
+
+def test_segmented_fold_with_lanes_on_the_gpu_equals_the_interpreter():
+    a = np.random.default_rng(5).standard_normal(120).astype(np.float32)
+    node = ol.fold_seg(add, 0.0, a, np.array([40, 0, 80]))
+    options = ol.config.compile_options()
+    trace = []
+    schedule(Context(GPU.resolve(options), options, "deterministic", trace), node)
+    assert [what for what, _ in trace] == ["fold_seg stage: 3 segment(s) x 4 lanes"]
+    assert same_bits(ol.compute_g(node), interpret(node, "cross_target"))

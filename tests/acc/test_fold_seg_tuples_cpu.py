@@ -125,3 +125,33 @@ def test_fold1_of_a_long_row_splits_without_a_neutral_element():
     x = np.arange(40000, dtype=np.int64) % 1000
     got = ol.compute_p(ol.map(lambda v: v + 1, ol.fold1(lambda a, b: max(a, b), x.reshape(1, -1))))
     assert got.tolist() == [1000]
+
+
+@settings(max_examples=15)
+@given(
+    lengths=st.lists(st.integers(0, 300), min_size=1, max_size=6),
+    seed=st.integers(0, 2**31),
+)
+def test_fold_seg_lanes_follow_the_size_rule_bit_for_bit(lengths, seed):
+    from offload.acc.commute import commutes
+    from offload.acc.plan import seg_lanes
+
+    n = sum(lengths)
+    a = np.random.default_rng(seed).standard_normal(n).astype(np.float32)
+    node = ol.fold_seg(add, 0.0, a, np.array(lengths))
+    saved = ol.config.determinism
+    try:
+        ol.config.determinism = "cross_target"
+        got = ol.compute_p(node)
+        spec = interpret(node, "cross_target")
+    finally:
+        ol.config.determinism = saved
+    lanes = seg_lanes(len(lengths), n, wide=True, commutes=commutes(add))
+    starts = np.concatenate([[0], np.cumsum(lengths)]).astype(int)
+    want = []
+    for s_ in range(len(lengths)):
+        seg = list(a[starts[s_] : starts[s_ + 1]])
+        want.append(
+            reduce_row(add, 0.0, [reduce_row(add, 0.0, seg[t::lanes]) for t in range(lanes)])
+        )
+    assert same_bits(got, np.array(want, np.float32)) and same_bits(got, spec)

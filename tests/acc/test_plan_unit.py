@@ -40,7 +40,7 @@ def test_every_partial_of_a_tree_is_non_empty():
 
 
 def test_trees_only_where_rows_are_few_and_long():
-    assert stages(WIDE_ROWS, 1 << 20, wide=True, commutes=True) == ()
+    assert stages(WIDE_ROWS, 1 << 20, wide=True, commutes=False) == ()
     assert stages(1, FINAL, wide=True, commutes=True) == ()
     assert stages(1, 2 * CPU_CHUNK - 1, wide=False, commutes=True) == ()
     cpu = stages(1, 1 << 24, wide=False, commutes=True)
@@ -60,3 +60,16 @@ def test_commutes_recognises_only_commuting_operators_of_both_parameters():
     assert not commutes(sub) and not commutes(max_) and not commutes(lambda a, b: a + a)
     assert not commutes(lambda p, q: (p[0] + q[0], p[1] + q[1]))
     assert not commutes(print)
+
+
+def test_many_long_rows_and_long_segments_get_neighbouring_lanes_on_the_gpu():
+    from offload.acc.plan import SEG_LANES, WIDE_ROW_LANES, seg_lanes
+
+    (st,) = stages(WIDE_ROWS, 1000, wide=True, commutes=True)
+    assert st.p == WIDE_ROW_LANES and st.strided
+    assert stages(WIDE_ROWS, 1000, wide=True, commutes=False) == ()
+    assert seg_lanes(36417, 36417 * 119, wide=True, commutes=True) == 8  # 119 / 8 >= 8
+    assert seg_lanes(10, 10**6, wide=True, commutes=True) == SEG_LANES
+    assert seg_lanes(10, 10**6, wide=False, commutes=True) == 1
+    assert seg_lanes(10, 10**6, wide=True, commutes=False) == 1
+    assert seg_lanes(0, 0, wide=True, commutes=True) == 1
