@@ -19,13 +19,13 @@ from offload.acc.graph import schedule
 from offload.targets import GPU
 from tests.acc.fold_reference import interpret, same_bits
 
-pytestmark = pytest.mark.sim
-
-if not (os.environ.get("NUMBA_ENABLE_CUDASIM") == "1" and ol.config.gpu_simulator):
-    pytest.skip(
-        "sim lane: NUMBA_ENABLE_CUDASIM=1 OFFLOAD_GPU_SIMULATOR=1 python -m pytest -m sim",
-        allow_module_level=True,
-    )
+pytestmark = [
+    pytest.mark.sim,
+    pytest.mark.skipif(
+        not (os.environ.get("NUMBA_ENABLE_CUDASIM") == "1" and ol.config.gpu_simulator),
+        reason="sim lane: NUMBA_ENABLE_CUDASIM=1 OFFLOAD_GPU_SIMULATOR=1 python -m pytest -m sim",
+    ),
+]
 
 
 def add(a, b):
