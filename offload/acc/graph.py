@@ -38,6 +38,29 @@ from offload.options import CompileOptions
 TRIVIAL_NODES: tuple[type, ...] = (Leaf, Zip, Extend, Slice, Reverse, Transpose, Reshape)
 """Nodes whose element is one element of their sources at a remapped index."""
 
+LEAF, ELEMENT, TRIVIAL, SCHEDULED, COLLECTIVE = range(5)
+_KINDS: dict[type, int] = {}
+
+
+def kind(x: object) -> int:
+    """What ``x`` is to the scheduler (memoised by type: an ``isinstance`` test against
+    the node ABCs costs a microsecond, and every call walks the tree a few times)."""
+    t = type(x)
+    k = _KINDS.get(t)
+    if k is None:
+        if not issubclass(t, ArrayNode):
+            k = LEAF
+        elif issubclass(t, Collective):
+            k = COLLECTIVE
+        elif issubclass(t, Scheduled):
+            k = SCHEDULED
+        elif issubclass(t, TRIVIAL_NODES):
+            k = TRIVIAL
+        else:
+            k = ELEMENT
+        _KINDS[t] = k
+    return k
+
 
 def needs_scheduler(root: object) -> bool:
     """Whether the tree ``root`` holds a collective, a scheduled node or a non-trivial
@@ -46,24 +69,26 @@ def needs_scheduler(root: object) -> bool:
     todo = [root]
     while todo:
         node = todo.pop()
-        if not isinstance(node, ArrayNode):
+        k = kind(node)
+        if k == LEAF:
             continue
         if id(node) in seen:
             if not trivial(node):
                 return True
             continue
-        if isinstance(node, Collective | Scheduled):
+        if k >= SCHEDULED:
             return True
         seen.add(id(node))
-        todo.extend(src for _, src in node.sources())
+        todo.extend(src for _, src in node.sources())  # type: ignore[attr-defined]
     return False
 
 
 def trivial(tree: object) -> bool:
     """An array, or an index remapping of trivial trees (cheap to read twice)."""
-    if not isinstance(tree, ArrayNode):
+    k = kind(tree)
+    if k == LEAF:
         return True
-    return isinstance(tree, TRIVIAL_NODES) and all(trivial(s) for _, s in tree.sources())
+    return k == TRIVIAL and all(trivial(s) for _, s in tree.sources())  # type: ignore[attr-defined]
 
 
 def count_uses(root: object) -> Counter[int]:
@@ -72,11 +97,11 @@ def count_uses(root: object) -> Counter[int]:
     todo = [root]
     while todo:
         node = todo.pop()
-        if not isinstance(node, ArrayNode):
+        if kind(node) == LEAF:
             continue
         uses[id(node)] += 1
         if uses[id(node)] == 1:
-            todo.extend(src for _, src in node.sources())
+            todo.extend(src for _, src in node.sources())  # type: ignore[attr-defined]
     return uses
 
 
@@ -92,29 +117,34 @@ class Scheduler:
 
     def rewrite(self, node: object) -> object:
         """``node`` with every collective replaced by arrays (memoised by identity)."""
-        if not isinstance(node, ArrayNode):
+        k = kind(node)
+        if k == LEAF:
             return node
+        assert isinstance(node, ArrayNode)
         key = id(node)
         if key in self.done:
             return self.done[key]
         self.keep.append(node)
         srcs = {attr: self.rewrite(src) for attr, src in node.sources()}
         out: object
-        if isinstance(node, Collective):
+        if k == COLLECTIVE:
+            assert isinstance(node, Collective)
             arrays = {attr: self.arrays(src, attr) for attr, src in srcs.items()}
             result = node.materialise(self.ctx, arrays)
             if self.ctx.trace is not None:
                 self.ctx.trace.append((f"collective {type(node).__name__}", None))
             out = as_arrays_source(result)
         else:
-            if isinstance(node, Scheduled):
+            if k == SCHEDULED:
+                assert isinstance(node, Scheduled)
                 for attr in node.materialised_sources():
                     if not trivial(srcs[attr]):
                         srcs[attr] = self.materialise(
                             srcs[attr], f"source {attr} of {type(node).__name__}"
                         )
             out = _rebuild(node, srcs)
-            if isinstance(out, Scheduled):
+            if kind(out) == SCHEDULED:
+                assert isinstance(out, Scheduled)
                 expanded = out.expand(self.ctx)
                 if expanded is not None:
                     out = as_arrays_source(expanded)

@@ -87,6 +87,9 @@ def lower_items(lo: ElementLowering, value: object, path: NodePath) -> Val:
 def shape_of(x: Any) -> tuple[int, ...]:
     """The shape of a source: an array, a delayed array, or a tuple of them (their
     common shape)."""
+    if type(x) is np.ndarray:
+        fast: tuple[int, ...] = x.shape
+        return fast
     if isinstance(x, Delayed):
         return tuple(x.shape)
     shape = getattr(x, "shape", None)
