@@ -29,7 +29,7 @@ from offload.acc.plan import seg_lanes, stages, wide_rule
 from offload.acc.values import items_key, lower_items, shape_of, to_items
 from offload.delayed import Delayed, reshape
 from offload.frontend.nodes import ElementLowering, Index, NodeFunction, NodePath
-from offload.frontend.values import Scalar, Val
+from offload.frontend.values import Scalar, TupleVal, Val
 
 NO_Z = None
 """``z`` of a ``fold1``: the first element starts the accumulator."""
@@ -103,14 +103,20 @@ class Fold(Scheduled):
     def expand(self, ctx: Context) -> object | None:
         rows = math.prod(self.shape)
         wide = wide_rule(ctx.backend.name, ctx.determinism)
-        plan = stages(rows, self.n, wide=wide, commutes=wide and commutes(self.f))
+        plan = stages(
+            rows,
+            self.n,
+            wide=wide,
+            commutes=wide and commutes(self.f),
+            lanes=self.z is not NO_Z and items_key(self.z) == "s",
+        )
         if not plan:
             return None
         src: Any = self.a
         for st in plan:
-            part = Partials(self.f, self.z, src, st.n, st.p, st.c, st.strided)
+            part = Partials(self.f, self.z, src, st.n, st.p, st.c, st.strided, st.lanes)
             what = f"fold stage: {rows} row(s) x {st.p} partials of {st.c}" + (
-                " (strided)" if st.strided else ""
+                " (strided)" if st.strided else f" ({st.lanes} lanes)" if st.lanes > 1 else ""
             )
             src = as_arrays_source(ctx.compute(part, what))
         return replace(self, a=src, n=plan[-1].p)
@@ -129,6 +135,8 @@ class Partials(Delayed):
     p: int
     c: int
     strided: bool
+    lanes: int = 1
+    """Accumulators of a contiguous partial (``plan.Stage.lanes``; a static choice)."""
 
     @property
     def shape(self) -> tuple[int, ...]:  # type: ignore[override]
@@ -141,7 +149,8 @@ class Partials(Delayed):
         return (("a", self.a),)
 
     def static_key(self) -> tuple[object, ...]:
-        return ("partials", None if self.z is NO_Z else items_key(self.z), self.strided)
+        z_key = None if self.z is NO_Z else items_key(self.z)
+        return ("partials", z_key, self.strided, self.lanes)
 
     def lower_element(self, lo: ElementLowering, path: NodePath, idx: Index) -> Val:
         a_path, rows, t = (*path, ("attr", "a")), list(idx[:-1]), idx[-1]
@@ -158,7 +167,45 @@ class Partials(Delayed):
         c = _scalar(lo.captured(self.c, (*path, ("attr", "c"))))
         start = lo.binop("mul", t, c)
         stop = _scalar(lo.call(_chunk_end, (*path, ("attr", "chunk_end")), [start, c, n]))
-        return _fold_loop(lo, self.f, f_path, z, read, start, stop, lo.constant(1))
+        if self.lanes == 1 or z is None:
+            return _fold_loop(lo, self.f, f_path, z, read, start, stop, lo.constant(1))
+        return _lanes_loop(lo, self.f, f_path, z, read, start, stop, self.lanes)
+
+
+def _lanes_loop(  # noqa: PLR0917  (the loop's parts, from the node that owns it)
+    lo: ElementLowering,
+    f: Callable[..., Any],
+    f_path: NodePath,
+    z: Val,
+    read: Callable[[Scalar], Val],
+    start: Scalar,
+    stop: Scalar,
+    lanes: int,
+) -> Val:
+    """``[start, stop)`` cut into ``lanes`` sub-runs of ``m = (stop - start) // lanes``
+    elements folded in lockstep from ``z``, the remainder folded into the last, then the
+    sub-runs' results folded in order (``plan.Stage.lanes``)."""
+    m = lo.binop("floordiv", lo.binop("sub", stop, start), lo.constant(lanes))
+    bases = [lo.binop("add", start, lo.binop("mul", m, lo.constant(i))) for i in range(lanes)]
+
+    def body(k: Scalar, acc: Val) -> Val:
+        assert isinstance(acc, TupleVal)
+        return TupleVal(
+            tuple(
+                lo.call(f, f_path, [a, read(lo.binop("add", base, k))])
+                for a, base in zip(acc.items, bases, strict=True)
+            )
+        )
+
+    one = lo.constant(1)
+    accs = lo.loop(lo.constant(0), m, one, TupleVal((z,) * lanes), body)
+    assert isinstance(accs, TupleVal)
+    tail_start = lo.binop("add", start, lo.binop("mul", m, lo.constant(lanes)))
+    last = _fold_loop(lo, f, f_path, accs.items[-1], read, tail_start, stop, one)
+    out = accs.items[0]
+    for a in (*accs.items[1:-1], last):
+        out = lo.call(f, f_path, [out, a])
+    return out
 
 
 @dataclass(frozen=True, eq=False)

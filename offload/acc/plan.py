@@ -44,6 +44,10 @@ CPU_CHUNK = 1 << 13
 """The least elements a CPU partial folds."""
 CPU_ROWS = 64
 """Rows that already keep the CPU's cores busy."""
+CPU_LANES = 4
+"""Accumulators of a CPU partial (a fold from a number ``z``): four independent chains
+cover a float add's four-cycle latency (eight were a little faster but compiled about
+three times slower)."""
 
 MODES = ("deterministic", "cross_target", "fast")
 
@@ -58,12 +62,21 @@ class Stage:
     p: int
     c: int
     strided: bool
+    lanes: int = 1
+    """Accumulators a contiguous partial keeps (``CPU_LANES``): its run is cut into
+    ``lanes`` equal sub-runs folded in lockstep -- independent dependency chains, so a
+    CPU core overlaps them -- the remainder joining the last, then the sub-runs' results
+    folded in order (associativity only)."""
 
 
-def stages(rows: int, n: int, *, wide: bool, commutes: bool) -> tuple[Stage, ...]:
+def stages(
+    rows: int, n: int, *, wide: bool, commutes: bool, lanes: bool = True
+) -> tuple[Stage, ...]:
     """The stages before the last sequential fold of ``rows`` rows of ``n`` elements
     (empty: one sequential fold per row). ``wide``: the GPU's rule (used by every target
-    in ``cross_target`` mode), else the CPU's."""
+    in ``cross_target`` mode), else the CPU's; ``lanes``: CPU partials may keep
+    ``CPU_LANES`` accumulators (a fold from one number: ``fold1`` has no neutral element
+    to start them from, and a tuple accumulator's lanes compiled too slowly)."""
     out: list[Stage] = []
     if wide:
         if rows >= WIDE_ROWS:
@@ -85,7 +98,7 @@ def stages(rows: int, n: int, *, wide: bool, commutes: bool) -> tuple[Stage, ...
     p = min(CPU_PARTIALS, n // CPU_CHUNK)
     c = -(-n // p)
     p = -(-n // c)
-    return (Stage(n, p, c, False),)
+    return (Stage(n, p, c, False, CPU_LANES if lanes else 1),)
 
 
 def wide_rule(backend_name: str, determinism: str) -> bool:

@@ -39,15 +39,28 @@ def row_items(a: Any, r: int) -> list[Any]:
 def tree_fold(f: Callable[..., Any], z: Any, xs: list[Any], rows: int, *, wide: bool) -> Any:
     """One row folded in the order of the tree ``plan.stages`` fixes for these sizes."""
     vals = xs
-    for st in stages(rows, len(xs), wide=wide, commutes=wide and commutes(f)):
+    lanes = z is not None and not isinstance(z, tuple)
+    plan = stages(rows, len(xs), wide=wide, commutes=wide and commutes(f), lanes=lanes)
+    for st in plan:
         if st.strided:
             parts = [vals[t :: st.p] for t in range(st.p)]
         else:
             parts = [vals[t * st.c : (t + 1) * st.c] for t in range(st.p)]
-        vals = [reduce_row(f, z, p) for p in parts]
+        vals = [lanes_fold(f, z, p, st.lanes) for p in parts]
     if z is None and not vals:
         raise ValueError("empty")
     return reduce_row(f, z, vals)
+
+
+def lanes_fold(f: Callable[..., Any], z: Any, run: list[Any], lanes: int) -> Any:
+    """A contiguous partial with ``lanes`` accumulators (``plan.Stage.lanes``): equal
+    sub-runs, the remainder joining the last, their results folded in order."""
+    if lanes == 1:
+        return reduce_row(f, z, run)
+    m = len(run) // lanes
+    subs = [run[i * m : (i + 1) * m] for i in range(lanes - 1)] + [run[(lanes - 1) * m :]]
+    accs = [reduce_row(f, z, sub) for sub in subs]
+    return reduce_row(f, None, accs)
 
 
 def fold_reference(f: Callable[..., Any], z: Any, a: Any, *, wide: bool) -> list[Any]:

@@ -129,3 +129,28 @@ def test_fold_all_of_zip_with_equals_the_interpreter_and_python(data, n, dtype, 
         prods = list(x * y)
     want = tree_fold(add, 0, prods, 1, wide=wide_for("cpu-seq", mode))
     assert same_bits(got, np.asarray(want, dtype)), (got, want)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "int8"])
+def test_cpu_tree_with_lanes_equals_python_in_tree_order(dtype):
+    from offload.acc.plan import CPU_CHUNK, CPU_LANES
+
+    rng = np.random.default_rng(7)
+    n = 2 * CPU_CHUNK + 13  # 2 partials (the last shorter), lanes each, remainders
+    a = (rng.standard_normal((1, n)) * 50).astype(dtype)
+    node = ol.fold(add, 0, a)
+    want = _expected(add, 0, a, (1,), wide=False)
+    got_s, got_p = ol.compute_s(node), ol.compute_p(node)
+    assert same_bits(got_s, want) and same_bits(got_p, want)
+    assert CPU_LANES > 1
+    if dtype == "float32":
+        sequential = np.asarray([reduce_row(add, 0, list(r)) for r in a], dtype)
+        assert not same_bits(got_s, sequential)  # the tree is not the sequential order
+
+
+def test_the_interpreter_runs_the_cpu_tree_with_lanes():
+    from offload.acc.plan import CPU_CHUNK
+
+    a = np.random.default_rng(8).standard_normal(2 * CPU_CHUNK + 3).astype(np.float32)
+    node = ol.fold_all(add, 0.0, a)
+    assert same_bits(interpret(node), ol.compute_s(node))

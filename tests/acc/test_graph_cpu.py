@@ -46,7 +46,7 @@ def test_fold_all_of_zip_with_has_no_intermediate_array():
     long = kernels(ol.fold_all(add, 0.0, ol.zip_with(mul, x, y)))
     # stage 1 reads x and y inside its fold loop (partials only), stage 2 the partials
     assert long == [
-        "== kernel 1/2: fold stage: 1 row(s) x 4 partials of 8192, shape (4,)",
+        "== kernel 1/2: fold stage: 1 row(s) x 4 partials of 8192 (4 lanes), shape (4,)",
         "== kernel 2/2: result, shape ()",
     ]
 
