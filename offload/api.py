@@ -6,6 +6,7 @@ from types import FunctionType
 from typing import Any
 
 from offload import driver
+from offload.acc.base import Context
 from offload.acc.graph import compute as compute_graph
 from offload.acc.graph import needs_scheduler
 from offload.config import config
@@ -26,7 +27,8 @@ def _call(target: Target, shape_or_delayed: Any, fn: Any, dtype: Any, out: Any) 
     shape, fn = split_target(shape_or_delayed, fn)
     if not isinstance(fn, FunctionType) and needs_scheduler(fn):
         # A tree holding collectives: computed stage by stage (offload.acc.graph).
-        return compute_graph(backend, fn, dtype, out, options, config.determinism)
+        ctx = Context(backend, options, config.determinism, run=driver.run)
+        return compute_graph(ctx, fn, dtype, out)
     return driver.run(backend, fn, shape, dtype, out, options)
 
 

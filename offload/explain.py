@@ -68,7 +68,7 @@ def explain_graph(root: Delayed, target: str, run_on: str | None = None) -> str:
     options = config.compile_options()
     backend = TARGETS[run_on or target].resolve(options)
     trace: list[tuple[str, Any]] = []
-    tree = schedule(Context(backend, options, config.determinism, trace), root)
+    tree = schedule(Context(backend, options, config.determinism, trace, driver.run), root)
     if isinstance(tree, Delayed):
         trace.append(("result", tree))
     parts = [

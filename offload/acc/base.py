@@ -16,13 +16,12 @@ Two kinds of node live on the delayed-array graph:
 from __future__ import annotations
 
 import abc
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from offload import driver
 from offload.backend import Backend
 from offload.delayed import Delayed
 from offload.diagnostics import OffloadError
@@ -43,6 +42,10 @@ class Context:
     """``"deterministic"`` (default), ``"cross_target"`` or ``"fast"``."""
     trace: list[tuple[str, Any]] | None = None
     """Where ``compute`` records each kernel it runs (``ol.explain``), or ``None``."""
+    run: Callable[..., Any] | None = None
+    """The driver's ``run(backend, target, shape, dtype, out, options)``, handed in by the
+    top (``api``, ``explain``): the collectives sit below the driver's callers and do not
+    import it."""
 
     def compute(self, node: Delayed, what: str = "") -> Any:
         """``node`` (an element tree holding no collective: the scheduler replaced them by
@@ -50,7 +53,9 @@ class Context:
         as ``compute_*`` computes it: one fused kernel."""
         if self.trace is not None:
             self.trace.append((what or type(node).__name__, node))
-        return driver.run(self.backend, node, tuple(node.shape), None, None, self.options)
+        if self.run is None:
+            raise OffloadError("internal: this collective context has no driver to run kernels")
+        return self.run(self.backend, node, tuple(node.shape), None, None, self.options)
 
 
 class Scheduled(Delayed):

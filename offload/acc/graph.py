@@ -27,13 +27,11 @@ import dataclasses
 from collections import Counter
 from typing import Any
 
-from offload import driver
 from offload.acc.base import Collective, Context, Scheduled
 from offload.acc.nodes import Extend, Leaf, Reverse, Slice, Transpose, Zip, as_arrays_source
 from offload.delayed import Delayed, Reshape
 from offload.diagnostics import OffloadError
 from offload.frontend.nodes import ArrayNode
-from offload.options import CompileOptions
 
 TRIVIAL_NODES: tuple[type, ...] = (Leaf, Zip, Extend, Slice, Reverse, Transpose, Reshape)
 """Nodes whose element is one element of their sources at a remapped index."""
@@ -206,16 +204,14 @@ def schedule(ctx: Context, root: object) -> object:
     return Scheduler(ctx, root).rewrite(root)
 
 
-def compute(  # noqa: PLR0917  (the public call's arguments, passed through)
-    backend: Any,
+def compute(
+    ctx: Context,
     root: Delayed,
     dtype: Any,
     out: Any,
-    options: CompileOptions,
-    determinism: str,
 ) -> Any:
-    """``compute_*(root, dtype=, out=)`` of a tree that holds collectives."""
-    ctx = Context(backend, options, determinism)
+    """``compute_*(root, dtype=, out=)`` of a tree that holds collectives, on ``ctx``'s
+    target (``ctx.run`` is the driver's ``run``)."""
     tree = schedule(ctx, root)
     if dtype is None and out is None and isinstance(tree, Zip) and _zip_of_arrays(tree):
         return _unzip(tree)  # the root was a collective of a tuple result: its arrays
@@ -223,4 +219,5 @@ def compute(  # noqa: PLR0917  (the public call's arguments, passed through)
         if dtype is None and out is None:
             return tree
         tree = Leaf(tree)
-    return driver.run(backend, tree, tuple(tree.shape), dtype, out, options)
+    assert ctx.run is not None
+    return ctx.run(ctx.backend, tree, tuple(tree.shape), dtype, out, ctx.options)

@@ -10,7 +10,9 @@ from typing import Any
 
 import numpy as np
 
+from offload import driver
 from offload.acc import graph
+from offload.acc.base import Context
 from offload.acc.commute import commutes
 from offload.acc.plan import stages, wide_rule
 from offload.ir.interp import compute as interp_compute
@@ -135,7 +137,8 @@ INTERP = InterpBackend()
 
 def interpret(node: Any, determinism: str = "deterministic") -> Any:
     """``node`` computed stage by stage, every kernel on the interpreter."""
-    return graph.compute(INTERP, node, None, None, CompileOptions(verify=True), determinism)
+    ctx = Context(INTERP, CompileOptions(verify=True), determinism, run=driver.run)
+    return graph.compute(ctx, node, None, None)
 
 
 def wide_for(target: str, determinism: str) -> bool:

@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 import offload as ol
+from offload import driver
 from offload.acc.base import Context
 from offload.acc.graph import schedule
 from offload.targets import GPU
@@ -110,6 +111,7 @@ def test_segmented_fold_with_lanes_on_the_gpu_equals_the_interpreter():
     node = ol.fold_seg(add, 0.0, a, np.array([40, 0, 80]))
     options = ol.config.compile_options()
     trace = []
-    schedule(Context(GPU.resolve(options), options, "deterministic", trace), node)
+    ctx = Context(GPU.resolve(options), options, "deterministic", trace, driver.run)
+    schedule(ctx, node)
     assert [what for what, _ in trace] == ["fold_seg stage: 3 segment(s) x 4 lanes"]
     assert same_bits(ol.compute_g(node), interpret(node, "cross_target"))

@@ -27,16 +27,6 @@ LAYERS: dict[str, set[str]] = {
     "offload.runtime": {"offload.ir"},
     "offload.backend": {"offload.ir"},
     "offload.cpu": {"offload.ir", "offload.emit", "offload.backend", "offload.opt"},
-    # The collectives: below the thin top (api, explain), above the driver that computes
-    # their stages and the delayed arrays they extend.
-    "offload.acc": {
-        "offload.driver",
-        "offload.delayed",
-        "offload.backend",
-        "offload.frontend",
-        "offload.diagnostics",
-        "offload.options",
-    },
     "offload.ptx": {
         "offload.ir",
         "offload.analysis",
@@ -45,6 +35,9 @@ LAYERS: dict[str, set[str]] = {
         "offload.runtime",
         "offload.backend",
     },
+    "offload.lowering": {"offload.analysis", "offload.frontend"},
+    "offload.delayed": {"offload.lowering"},
+    "offload.acc": {"offload.delayed", "offload.backend", "offload.options"},
 }
 """Package (or leaf module) -> what it may import besides itself, transitively closed below
 (``_allowed``). Any other top-level module (``api``, ``driver``, ``targets``, ``explain``,
