@@ -19,16 +19,16 @@ def _call(target: Target, shape_or_delayed: Any, fn: Any, dtype: Any, out: Any) 
     options = config.compile_options()
     if out is not None:
         check_out(out)
+    if fn is None and needs_scheduler(shape_or_delayed):
+        # A tree holding collectives (or shared work): computed stage by stage.
+        ctx = Context(target.resolve(options), options, config.determinism, run=driver.run)
+        return compute_graph(ctx, shape_or_delayed, dtype, out)
     stamp, backend = target.state
     if stamp is not options:
         backend = target.resolve(options)
     if type(shape_or_delayed) is int and shape_or_delayed >= 0 and type(fn) is FunctionType:
         return driver.run(backend, fn, (shape_or_delayed,), dtype, out, options)
     shape, fn = split_target(shape_or_delayed, fn)
-    if not isinstance(fn, FunctionType) and needs_scheduler(fn):
-        # A tree holding collectives: computed stage by stage (offload.acc.graph).
-        ctx = Context(backend, options, config.determinism, run=driver.run)
-        return compute_graph(ctx, fn, dtype, out)
     return driver.run(backend, fn, shape, dtype, out, options)
 
 

@@ -16,10 +16,10 @@ Every field can be set from the environment at import time or assigned at run ti
 | OFFLOAD_DISABLE_PASSES   | disabled_passes  | (none) e.g. "select,divmod"   |
 | OFFLOAD_VERIFY           | verify           | 0 (verify IR after each pass) |
 | OFFLOAD_DUMP             | dump             | (none) e.g. "ir,source,ptx"   |
-| OFFLOAD_DEBUG            | debug            | 0 (re-raise internal errors)  |
-| OFFLOAD_GPU_SIMULATOR    | gpu_simulator    | value of NUMBA_ENABLE_CUDASIM |
 | OFFLOAD_DETERMINISM      | determinism      | deterministic (cross_target,  |
 |                          |                  | fast: docs/collectives.md)    |
+| OFFLOAD_DEBUG            | debug            | 0 (re-raise internal errors)  |
+| OFFLOAD_GPU_SIMULATOR    | gpu_simulator    | value of NUMBA_ENABLE_CUDASIM |
 """
 
 from __future__ import annotations
@@ -77,6 +77,11 @@ class Config:
     """Check captured-array reads; an out-of-bounds read raises ``IndexError``."""
     fastmath: bool = False
     """Allow value-changing float rewrites (reassociation, ``x*0 -> 0``)."""
+    determinism: str = "deterministic"
+    """How collectives fix their reduction trees (docs/collectives.md): ``deterministic``
+    (the same bits run to run on a target, the tree fixed by the sizes), ``cross_target``
+    (the same bits on every target: every target uses the GPU's tree) or ``fast`` (today
+    the same trees as ``deterministic``)."""
     pipeline: str | None = None
     """Optimiser pipeline text; ``None`` for the default."""
     disabled_passes: frozenset[str] = frozenset()
@@ -91,11 +96,6 @@ class Config:
     """Re-raise internal errors with their compiler frames instead of a clean message."""
     gpu_simulator: bool = False
     """Run ``compute_g`` under numba's CUDA simulator."""
-    determinism: str = "deterministic"
-    """How collectives fix their reduction trees (docs/collectives.md): ``deterministic``
-    (the same bits run to run on a target, the tree fixed by the sizes), ``cross_target``
-    (the same bits on every target: every target uses the GPU's tree) or ``fast`` (today
-    the same trees as ``deterministic``)."""
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Config:
@@ -111,13 +111,13 @@ class Config:
             memory=memory,
             bounds_check=_flag(e, "OFFLOAD_BOUNDS_CHECK"),
             fastmath=_flag(e, "OFFLOAD_FASTMATH"),
+            determinism=determinism,
             pipeline=e.get("OFFLOAD_PIPELINE") or None,
             disabled_passes=_names(e, "OFFLOAD_DISABLE_PASSES"),
             verify=_flag(e, "OFFLOAD_VERIFY"),
             dump=_names(e, "OFFLOAD_DUMP"),
             debug=_flag(e, "OFFLOAD_DEBUG"),
             gpu_simulator=_flag(e, "OFFLOAD_GPU_SIMULATOR", _flag(e, "NUMBA_ENABLE_CUDASIM")),
-            determinism=determinism,
         )
 
     def __setattr__(self, name: str, value: Any) -> None:
