@@ -2,13 +2,30 @@
 
 ``compute_s(shape, fn)`` (one thread), ``compute_p`` (all cores), ``compute_g`` (GPU);
 Repa-style delayed arrays (``from_function``, ``map``, ``zip_with``, ``backpermute``,
-``traverse``, ``reshape``) that every ``compute_*`` fuses into one kernel; ``ol.config``
+``traverse``, ``reshape``) that every ``compute_*`` fuses into one kernel; Accelerate-style
+collectives on the same graph (``fold``, ``fold_all``, ``fold_seg``, ``stencil``, ...:
+``offload.acc``); ``ol.config``
 for settings; ``ol.explain`` for the IR, passes and generated kernels.
 """
 
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
+from offload.acc import (
+    ALL,
+    constant,
+    extend,
+    fold,
+    fold1,
+    fold_all,
+    fold_seg,
+    generate,
+    replicate,
+    reverse,
+    slice,
+    stencil,
+    transpose,
+)
 from offload.api import compute_g, compute_p, compute_s
 from offload.config import config
 from offload.delayed import Delayed, backpermute, from_function, map, reshape, traverse, zip_with
@@ -42,6 +59,7 @@ def use(array: Any) -> Any:
 
 
 __all__ = [
+    "ALL",
     "AllocationNotAllowed",
     "CompileError",
     "Delayed",
@@ -59,10 +77,22 @@ __all__ = [
     "compute_p",
     "compute_s",
     "config",
+    "constant",
     "explain",
+    "extend",
+    "fold",
+    "fold1",
+    "fold_all",
+    "fold_seg",
     "from_function",
+    "generate",
     "map",
+    "replicate",
     "reshape",
+    "reverse",
+    "slice",
+    "stencil",
+    "transpose",
     "traverse",
     "use",
     "zip_with",

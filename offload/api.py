@@ -6,6 +6,9 @@ from types import FunctionType
 from typing import Any
 
 from offload import driver, stream
+from offload.acc.base import Context
+from offload.acc.graph import compute as compute_graph
+from offload.acc.graph import needs_scheduler
 from offload.config import config
 from offload.diagnostics import CompileError, OffloadError
 from offload.targets import GPU, PAR, SEQ, Target, check_out, split_target
@@ -16,6 +19,10 @@ def _call(target: Target, shape_or_delayed: Any, fn: Any, dtype: Any, out: Any) 
     options = config.compile_options()
     if out is not None:
         check_out(out)
+    if fn is None and needs_scheduler(shape_or_delayed):
+        # A tree holding collectives (or shared work): computed stage by stage.
+        ctx = Context(target.resolve(options), options, config.determinism, run=driver.run)
+        return compute_graph(ctx, shape_or_delayed, dtype, out)
     stamp, backend = target.state
     if stamp is not options:
         backend = target.resolve(options)

@@ -16,6 +16,8 @@ Every field can be set from the environment at import time or assigned at run ti
 | OFFLOAD_DISABLE_PASSES   | disabled_passes  | (none) e.g. "select,divmod"   |
 | OFFLOAD_VERIFY           | verify           | 0 (verify IR after each pass) |
 | OFFLOAD_DUMP             | dump             | (none) e.g. "ir,source,ptx"   |
+| OFFLOAD_DETERMINISM      | determinism      | deterministic (cross_target,  |
+|                          |                  | fast: docs/collectives.md)    |
 | OFFLOAD_DEBUG            | debug            | 0 (re-raise internal errors)  |
 | OFFLOAD_GPU_SIMULATOR    | gpu_simulator    | value of NUMBA_ENABLE_CUDASIM |
 | OFFLOAD_DEVICE_MEMORY_LIMIT | device_memory_limit | (none: free GPU memory), e.g. 4G |
@@ -73,6 +75,14 @@ _KERNEL_DUMPS = frozenset({"source", "ptx"})
 """``dump`` entries that print kernels rather than IR."""
 
 
+DETERMINISM_MODES = ("deterministic", "cross_target", "fast")
+
+
+def _check_determinism(value: object, what: str) -> None:
+    if value not in DETERMINISM_MODES:
+        raise ValueError(f"{what} must be one of {', '.join(DETERMINISM_MODES)}, got {value!r}")
+
+
 @dataclass
 class Config:
     """Run-time configuration of offload (see the module docstring for the variables)."""
@@ -86,6 +96,11 @@ class Config:
     """Check captured-array reads; an out-of-bounds read raises ``IndexError``."""
     fastmath: bool = False
     """Allow value-changing float rewrites (reassociation, ``x*0 -> 0``)."""
+    determinism: str = "deterministic"
+    """How collectives fix their reduction trees (docs/collectives.md): ``deterministic``
+    (the same bits run to run on a target, the tree fixed by the sizes), ``cross_target``
+    (the same bits on every target: every target uses the GPU's tree) or ``fast`` (today
+    the same trees as ``deterministic``)."""
     pipeline: str | None = None
     """Optimiser pipeline text; ``None`` for the default."""
     disabled_passes: frozenset[str] = frozenset()
@@ -114,12 +129,15 @@ class Config:
         memory = e.get("OFFLOAD_MEMORY", "unified").strip().lower()
         if memory not in ("unified", "device"):
             raise ValueError(f"OFFLOAD_MEMORY must be 'unified' or 'device', got {memory!r}")
+        determinism = e.get("OFFLOAD_DETERMINISM", "deterministic").strip().lower()
+        _check_determinism(determinism, "OFFLOAD_DETERMINISM")
         cache = e.get("OFFLOAD_CACHE_DIR")
         return cls(
             cache_dir=Path(cache) if cache else default_cache_dir(e),
             memory=memory,
             bounds_check=_flag(e, "OFFLOAD_BOUNDS_CHECK"),
             fastmath=_flag(e, "OFFLOAD_FASTMATH"),
+            determinism=determinism,
             pipeline=e.get("OFFLOAD_PIPELINE") or None,
             disabled_passes=_names(e, "OFFLOAD_DISABLE_PASSES"),
             verify=_flag(e, "OFFLOAD_VERIFY"),
@@ -133,6 +151,8 @@ class Config:
     def __setattr__(self, name: str, value: Any) -> None:
         if name == "memory" and value not in ("unified", "device"):
             raise ValueError(f"config.memory must be 'unified' or 'device', got {value!r}")
+        if name == "determinism":
+            _check_determinism(value, "config.determinism")
         if name in ("disabled_passes", "dump") and not isinstance(value, frozenset):
             value = frozenset(value)
         if name == "cache_dir":

@@ -6,7 +6,10 @@ import sys
 from typing import Any, TextIO
 
 from offload import driver
+from offload.acc.base import Context
+from offload.acc.graph import needs_scheduler, schedule
 from offload.config import config
+from offload.delayed import Delayed
 from offload.frontend.lower import fetch_captures
 from offload.ir.core import Function
 from offload.ir.printer import print_function
@@ -22,9 +25,23 @@ def explain(fn: Any, shape: Any = None, target: str = "cpu", *, file: TextIO | N
     launch runs), the generated kernel source and, for the GPU, the PTX, registers, shared
     memory, occupancy and launch configuration (where a GPU is present; the PTX also
     without one). ``target`` is ``"cpu"`` (``compute_p``'s), ``"cpu-seq"`` or ``"gpu"``.
+
+    A delayed array holding collectives (``fold``, ``stencil``, ...) is computed on
+    ``target`` stage by stage, as ``compute_*`` would: the text lists every kernel the
+    graph ran (``== kernel k/N``: what it computes, its shape), each explained as above.
     """
     if target not in TARGETS:
         raise ValueError(f"target must be one of {', '.join(sorted(TARGETS))}, got {target!r}")
+    if shape is None and isinstance(fn, Delayed) and needs_scheduler(fn):
+        text = explain_graph(fn, target)
+    else:
+        text = _explain_kernel(fn, shape, target)
+    print(text, file=file or sys.stdout)
+    return text
+
+
+def _explain_kernel(fn: Any, shape: Any, target: str) -> str:
+    """``explain``'s text for one kernel."""
     shp, tgt = split_target(shape, fn) if shape is not None else split_target(fn, None)
     options = config.compile_options()
     backend = TARGETS[target].resolve(options)
@@ -41,6 +58,27 @@ def explain(fn: Any, shape: Any = None, target: str = "cpu", *, file: TextIO | N
 
     ir = driver.specialise(lowered, None, options, consts, trace)
     parts.append(backend.explain(ir, options, shp))
-    text = "\n".join(parts)
-    print(text, file=file or sys.stdout)
-    return text
+    return "\n".join(parts)
+
+
+def explain_graph(root: Delayed, target: str, run_on: str | None = None) -> str:
+    """The kernels of a delayed array holding collectives, computed on ``target`` (or on
+    ``run_on``: in ``cross_target`` mode every target runs the same stages, so the
+    GPU's kernels can be shown from a run on the CPU where no GPU is present)."""
+    options = config.compile_options()
+    backend = TARGETS[run_on or target].resolve(options)
+    trace: list[tuple[str, Any]] = []
+    tree = schedule(Context(backend, options, config.determinism, trace, driver.run), root)
+    if isinstance(tree, Delayed):
+        trace.append(("result", tree))
+    parts = [
+        f"== collective graph: {len(trace)} kernel(s) on {backend.name} "
+        f"(determinism {config.determinism})"
+    ]
+    for k, (what, node) in enumerate(trace, 1):
+        if node is None:
+            parts.append(f"== kernel {k}/{len(trace)}: {what} (a skeleton)")
+            continue
+        parts.append(f"== kernel {k}/{len(trace)}: {what}, shape {tuple(node.shape)}")
+        parts.append(_explain_kernel(node, None, target))
+    return "\n".join(parts)

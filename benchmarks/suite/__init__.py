@@ -37,6 +37,9 @@ ALL: dict[str, Benchmark] = {
         smvm,
     )
 }
+# The element-function forms of the Accelerate-form benchmarks (a second configuration).
+ALL[dotp.ELEMENT.name] = dotp.ELEMENT
+ALL[smvm.ELEMENT.name] = smvm.ELEMENT
 """Name -> benchmark, in the paper's order, then the Accelerate points."""
 
 HASKELL_GAP = (
@@ -50,4 +53,4 @@ HASKELL_GAP = (
     "treesearch",
     "volume-rendering",
 )
-ACCELERATE = ("dotp", "mandelbrot", "nbody-accelerate", "smvm")
+ACCELERATE = ("dotp", "dotp-element", "mandelbrot", "nbody-accelerate", "smvm", "smvm-element")

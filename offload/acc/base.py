@@ -16,7 +16,7 @@ Two kinds of node live on the delayed-array graph:
 from __future__ import annotations
 
 import abc
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -40,6 +40,39 @@ class Context:
     options: CompileOptions
     determinism: str = "deterministic"
     """``"deterministic"`` (default), ``"cross_target"`` or ``"fast"``."""
+    trace: list[tuple[str, Any]] | None = None
+    """Where ``compute`` records each kernel it runs (``ol.explain``), or ``None``."""
+    run: Callable[..., Any] | None = None
+    """The driver's ``run(backend, target, shape, dtype, out, options)``, handed in by the
+    top (``api``, ``explain``): the collectives sit below the driver's callers and do not
+    import it."""
+
+    def compute(self, node: Delayed, what: str = "") -> Any:
+        """``node`` (an element tree holding no collective: the scheduler replaced them by
+        arrays) computed into a new array (or a tuple of arrays) on this context's target,
+        as ``compute_*`` computes it: one fused kernel."""
+        if self.trace is not None:
+            self.trace.append((what or type(node).__name__, node))
+        if self.run is None:
+            raise OffloadError("internal: this collective context has no driver to run kernels")
+        return self.run(self.backend, node, tuple(node.shape), None, None, self.options)
+
+
+class Scheduled(Delayed):
+    """An element node the scheduler looks at before the tree is lowered: it may be
+    rewritten (``expand``: a long fold into the stages of its reduction tree) and it may
+    ask for some sources as arrays (``materialised_sources``: a stencil reads each element
+    of its source many times, so a source that is not trivial is computed first)."""
+
+    def expand(self, ctx: Context) -> object | None:
+        """A replacement of this node (its sources already scheduled) for ``ctx``'s target:
+        a tree, an array or a tuple of arrays; ``None`` to keep it as it is."""
+        return None
+
+    def materialised_sources(self) -> tuple[str, ...]:
+        """Attributes of the sources the scheduler must compute to arrays unless they are
+        trivial (arrays, index remappings of arrays)."""
+        return ()
 
 
 class Collective(Delayed):

@@ -58,6 +58,33 @@ class ElementLowering(Protocol):
         row-major position."""
         ...
 
+    def constant(self, value: bool | int | float) -> Scalar:
+        """A Python (weak) literal ``value``, folded into the kernel."""
+        ...
+
+    def captured(self, value: object, path: NodePath) -> Val:
+        """A number or array held by a node at ``path`` (``("attr", name)`` steps from the
+        root), captured: a kernel parameter re-read at every call, never a constant."""
+        ...
+
+    def binop(self, op: str, a: Scalar, b: Scalar) -> Scalar:
+        """``a <op> b`` with NEP 50 typing (``op``: ``add``, ``sub``, ``mul``,
+        ``floordiv``, ``mod``, ...: the keys of ``frontend.promote.BINARY_OPERATORS``)."""
+        ...
+
+    def loop(
+        self,
+        start: Scalar,
+        stop: Scalar,
+        step: Scalar,
+        init: Val,
+        body: Callable[[Scalar, Val], Val],
+    ) -> Val:
+        """``acc = init; for k in range(start, stop, step): acc = body(k, acc)``, the
+        result ``acc`` (``step`` > 0). ``acc`` is a number or a tuple of numbers whose
+        types are joined until stable, as a Python loop variable's are."""
+        ...
+
 
 class ArrayNode(abc.ABC):
     """A node of a delayed-array tree (see the module docstring)."""

@@ -26,8 +26,23 @@ from offload.frontend.expr import Exprs
 from offload.frontend.inline import Inliner
 from offload.frontend.names import Names
 from offload.frontend.nodes import ArrayNode
-from offload.frontend.values import ArrayRef, Getter, Scalar, Step, TupleVal, Val, describe, flatten
-from offload.ir.types import I64
+from offload.frontend.promote import TypeKey, join
+from offload.frontend.values import (
+    ArrayRef,
+    Getter,
+    Scalar,
+    Step,
+    TupleVal,
+    Val,
+    describe,
+    flatten,
+    rebuild,
+    structure,
+)
+from offload.ir.ops import Opcode
+from offload.ir.types import BOOL, F64, I64
+
+_MAX_LOOP_TYPING_ROUNDS = 8  # an accumulator's types only widen, through a few steps
 
 
 @dataclass(frozen=True)
@@ -102,6 +117,71 @@ class TreeLowering:
             q = binop("floordiv", linear, stride, None)
             out.append(binop("mod", q, const(extent, (I64, True)), None))
         return out
+
+    def constant(self, value: bool | int | float) -> Scalar:
+        t = BOOL if type(value) is bool else F64 if isinstance(value, float) else I64
+        return self.core.const(value, (t, True))
+
+    def captured(self, value: object, path: tuple[Step, ...]) -> Val:
+        name = ".".join(str(a) for k, a in path if k == "attr") or "value"
+        return self.names.classify(value, path, name, None)
+
+    def binop(self, op: str, a: Scalar, b: Scalar) -> Scalar:
+        return self.arith.binop(op, a, b, None)
+
+    def loop(
+        self,
+        start: Scalar,
+        stop: Scalar,
+        step: Scalar,
+        init: Val,
+        body: Callable[[Scalar, Val], Val],
+    ) -> Val:
+        core, b = self.core, self.core.b
+        flat = flatten(init)
+        if flat is None:
+            raise TypeMismatch.at(f"a loop carries numbers, not a {describe(init)}", None)
+        shape = structure(init)
+        keys: list[TypeKey] = [(s.type, s.weak) for s in flat]
+        entry = b.block
+        lo, hi, by = (core.convert(s, I64) for s in (start, stop, step))
+        for _ in range(_MAX_LOOP_TYPING_ROUNDS):
+            n_blocks = len(b.function.blocks)
+            header = b.new_block([I64, *(k[0] for k in keys)], hint="loop")
+            core.position(header)
+            ctr = header.args[0]
+            acc = rebuild(
+                shape, [Scalar(v, k[1]) for v, k in zip(header.args[1:], keys, strict=True)]
+            )
+            cond = Scalar(b.binary(Opcode.LT, ctr, hi.value), True)
+            body_block, exit_block = core.branch_on(cond, "body", "exit")
+            core.position(body_block)
+            result = body(Scalar(ctr, True, None, lo.nonneg), acc)
+            leaves = flatten(result)
+            if leaves is None or structure(result) != shape:
+                raise TypeMismatch.at(
+                    f"the combining function returns a {describe(result)} where its "
+                    f"accumulator is a {describe(init)}",
+                    None,
+                    hint="return the same kind of value (one number, or tuples of one size) "
+                    "as the initial value",
+                )
+            joined = [join(k, (s.type, s.weak)) for k, s in zip(keys, leaves, strict=True)]
+            if any(j is None for j in joined):
+                raise TypeMismatch.at("the accumulator's types do not combine", None)
+            if joined == keys:
+                break
+            keys = [j for j in joined if j is not None]
+            del b.function.blocks[n_blocks:]
+        else:  # pragma: no cover - types only widen through short lattices
+            raise TypeMismatch.at("could not find stable types for this loop", None)
+        back = [core.convert(s, k[0]).value for s, k in zip(leaves, keys, strict=True)]
+        b.jump(header, [b.binary(Opcode.ADD, ctr, by.value), *back])
+        b.position_at_end(entry)
+        first = [core.convert(s, k[0]).value for s, k in zip(flat, keys, strict=True)]
+        b.jump(header, [lo.value, *first])
+        core.position(exit_block)
+        return rebuild(shape, [Scalar(v, k[1]) for v, k in zip(header.args[1:], keys, strict=True)])
 
     def _leaf(self, arr: object, path: tuple[Step, ...], idx: Sequence[Scalar]) -> Val:
         if not is_array(arr):

@@ -1,0 +1,386 @@
+"""The fold family: ``fold``, ``fold1``, ``fold_all``, ``fold_seg``.
+
+Each is an element node (``Fold``, ``FoldSeg``) whose element is a sequential loop over
+its part of the innermost axis: ``acc = z; for k in ...: acc = f(acc, a[..., k])``. So
+a producer fuses into the loop (``fold_all(add, 0.0, zip_with(mul, x, y))`` reads ``x``
+and ``y`` once, with no intermediate array) and a consumer that reads the result per
+element fuses around it (``map(g, fold(...))``).
+
+A fold with few rows and long rows would leave the machine idle: the scheduler calls
+``Fold.expand``, which computes the stages of a reduction tree fixed by the sizes
+(``plan.stages``) as ``Partials`` kernels and leaves the last, short sequential fold as
+a ``Fold`` over the partials, to fuse with the consumer. ``z`` must be the combine's
+neutral element (each partial starts from it); ``f`` must be associative.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from typing import Any
+
+import numpy as np
+
+from offload.acc.base import Context, Scheduled
+from offload.acc.commute import commutes
+from offload.acc.nodes import Leaf, as_arrays_source, as_source
+from offload.acc.plan import seg_lanes, stages, wide_rule
+from offload.acc.values import items_key, lower_items, shape_of, to_items
+from offload.delayed import Delayed, reshape
+from offload.frontend.nodes import ElementLowering, Index, NodeFunction, NodePath
+from offload.frontend.values import Scalar, TupleVal, Val
+
+NO_Z = None
+"""``z`` of a ``fold1``: the first element starts the accumulator."""
+
+
+def _chunk_end(start: int, c: int, n: int) -> int:
+    return min(start + c, n)
+
+
+def _scalar(v: Val) -> Scalar:
+    assert isinstance(v, Scalar)
+    return v
+
+
+def _fold_loop(  # noqa: PLR0917  (the loop's parts, from the node that owns it)
+    lo: ElementLowering,
+    f: Callable[..., Any],
+    f_path: NodePath,
+    z: Val | None,
+    read: Callable[[Scalar], Val],
+    start: Scalar,
+    stop: Scalar,
+    step: Scalar,
+) -> Val:
+    """``acc = z (else read(start)); for k in range(start, stop, step): acc = f(acc,
+    read(k))``."""
+    if z is None:
+        z, start = read(start), lo.binop("add", start, step)
+
+    def body(k: Scalar, acc: Val) -> Val:
+        return lo.call(f, f_path, [acc, read(k)])
+
+    return lo.loop(start, stop, step, z, body)
+
+
+@dataclass(frozen=True, eq=False)
+class Fold(Scheduled):
+    """``a`` reduced along its innermost axis with ``f`` from ``z`` (``NO_Z``: ``fold1``)."""
+
+    f: Callable[..., Any]
+    z: object
+    """The neutral element as held (``values.to_items``), or ``NO_Z``."""
+    a: Any
+    n: int
+    """The innermost extent of ``a`` (captured: a new size does not compile again)."""
+
+    @property
+    def shape(self) -> tuple[int, ...]:  # type: ignore[override]
+        return shape_of(self.a)[:-1]
+
+    def functions(self) -> tuple[NodeFunction, ...]:
+        return (NodeFunction("f", self.f),)
+
+    def sources(self) -> tuple[tuple[str, object], ...]:
+        return (("a", self.a),)
+
+    def static_key(self) -> tuple[object, ...]:
+        return ("fold", None if self.z is NO_Z else items_key(self.z))
+
+    def lower_element(self, lo: ElementLowering, path: NodePath, idx: Index) -> Val:
+        a_path, rows = (*path, ("attr", "a")), list(idx)
+        z = None if self.z is NO_Z else lower_items(lo, self.z, (*path, ("attr", "z")))
+        n = _scalar(lo.captured(self.n, (*path, ("attr", "n"))))
+
+        def read(k: Scalar) -> Val:
+            return lo.element(self.a, a_path, [*rows, k])
+
+        one = lo.constant(1)
+        return _fold_loop(lo, self.f, (*path, ("attr", "f")), z, read, lo.constant(0), n, one)
+
+    def expand(self, ctx: Context) -> object | None:
+        rows = math.prod(self.shape)
+        wide = wide_rule(ctx.backend.name, ctx.determinism)
+        plan = stages(
+            rows,
+            self.n,
+            wide=wide,
+            commutes=wide and commutes(self.f),
+            lanes=self.z is not NO_Z and items_key(self.z) == "s",
+        )
+        if not plan:
+            return None
+        src: Any = self.a
+        for st in plan:
+            part = Partials(self.f, self.z, src, st.n, st.p, st.c, st.strided, st.lanes)
+            what = f"fold stage: {rows} row(s) x {st.p} partials of {st.c}" + (
+                " (strided)" if st.strided else f" ({st.lanes} lanes)" if st.lanes > 1 else ""
+            )
+            src = as_arrays_source(ctx.compute(part, what))
+        return replace(self, a=src, n=plan[-1].p)
+
+
+@dataclass(frozen=True, eq=False)
+class Partials(Delayed):
+    """One stage of a reduction tree (``plan.Stage``): element ``(*row, t)`` folds part
+    ``t`` of row ``row`` of ``a``: the ``c`` consecutive elements from ``t * c``, or
+    (``strided``) the elements ``t, t + p, t + 2p, ...``."""
+
+    f: Callable[..., Any]
+    z: object
+    a: Any
+    n: int
+    p: int
+    c: int
+    strided: bool
+    lanes: int = 1
+    """Accumulators of a contiguous partial (``plan.Stage.lanes``; a static choice)."""
+
+    @property
+    def shape(self) -> tuple[int, ...]:  # type: ignore[override]
+        return (*shape_of(self.a)[:-1], self.p)
+
+    def functions(self) -> tuple[NodeFunction, ...]:
+        return (NodeFunction("f", self.f),)
+
+    def sources(self) -> tuple[tuple[str, object], ...]:
+        return (("a", self.a),)
+
+    def static_key(self) -> tuple[object, ...]:
+        z_key = None if self.z is NO_Z else items_key(self.z)
+        return ("partials", z_key, self.strided, self.lanes)
+
+    def lower_element(self, lo: ElementLowering, path: NodePath, idx: Index) -> Val:
+        a_path, rows, t = (*path, ("attr", "a")), list(idx[:-1]), idx[-1]
+        z = None if self.z is NO_Z else lower_items(lo, self.z, (*path, ("attr", "z")))
+        n = _scalar(lo.captured(self.n, (*path, ("attr", "n"))))
+
+        def read(k: Scalar) -> Val:
+            return lo.element(self.a, a_path, [*rows, k])
+
+        f_path = (*path, ("attr", "f"))
+        if self.strided:
+            p = _scalar(lo.captured(self.p, (*path, ("attr", "p"))))
+            return _fold_loop(lo, self.f, f_path, z, read, t, n, p)
+        c = _scalar(lo.captured(self.c, (*path, ("attr", "c"))))
+        start = lo.binop("mul", t, c)
+        stop = _scalar(lo.call(_chunk_end, (*path, ("attr", "chunk_end")), [start, c, n]))
+        if self.lanes == 1 or z is None:
+            return _fold_loop(lo, self.f, f_path, z, read, start, stop, lo.constant(1))
+        return _lanes_loop(lo, self.f, f_path, z, read, start, stop, self.lanes)
+
+
+def _lanes_loop(  # noqa: PLR0917  (the loop's parts, from the node that owns it)
+    lo: ElementLowering,
+    f: Callable[..., Any],
+    f_path: NodePath,
+    z: Val,
+    read: Callable[[Scalar], Val],
+    start: Scalar,
+    stop: Scalar,
+    lanes: int,
+) -> Val:
+    """``[start, stop)`` cut into ``lanes`` sub-runs of ``m = (stop - start) // lanes``
+    elements folded in lockstep from ``z``, the remainder folded into the last, then the
+    sub-runs' results folded in order (``plan.Stage.lanes``)."""
+    m = lo.binop("floordiv", lo.binop("sub", stop, start), lo.constant(lanes))
+    bases = [lo.binop("add", start, lo.binop("mul", m, lo.constant(i))) for i in range(lanes)]
+
+    def body(k: Scalar, acc: Val) -> Val:
+        assert isinstance(acc, TupleVal)
+        return TupleVal(
+            tuple(
+                lo.call(f, f_path, [a, read(lo.binop("add", base, k))])
+                for a, base in zip(acc.items, bases, strict=True)
+            )
+        )
+
+    one = lo.constant(1)
+    accs = lo.loop(lo.constant(0), m, one, TupleVal((z,) * lanes), body)
+    assert isinstance(accs, TupleVal)
+    tail_start = lo.binop("add", start, lo.binop("mul", m, lo.constant(lanes)))
+    last = _fold_loop(lo, f, f_path, accs.items[-1], read, tail_start, stop, one)
+    out = accs.items[0]
+    for a in (*accs.items[1:-1], last):
+        out = lo.call(f, f_path, [out, a])
+    return out
+
+
+@dataclass(frozen=True, eq=False)
+class FoldSeg(Scheduled):
+    """``a`` reduced along its innermost axis in segments: element ``(*row, s)`` folds
+    ``a[*row, offsets[s]:offsets[s + 1]]`` from ``z``."""
+
+    f: Callable[..., Any]
+    z: object
+    a: Any
+    offsets: Any
+    """``nseg + 1`` int64 segment starts (the exclusive sum of the lengths, then the total)."""
+
+    @property
+    def shape(self) -> tuple[int, ...]:  # type: ignore[override]
+        return (*shape_of(self.a)[:-1], shape_of(self.offsets)[0] - 1)
+
+    def functions(self) -> tuple[NodeFunction, ...]:
+        return (NodeFunction("f", self.f),)
+
+    def sources(self) -> tuple[tuple[str, object], ...]:
+        return (("a", self.a), ("offsets", self.offsets))
+
+    def static_key(self) -> tuple[object, ...]:
+        return ("fold_seg", items_key(self.z))
+
+    def lower_element(self, lo: ElementLowering, path: NodePath, idx: Index) -> Val:
+        a_path, rows, s = (*path, ("attr", "a")), list(idx[:-1]), _scalar(idx[-1])
+        o_path = (*path, ("attr", "offsets"))
+        z = lower_items(lo, self.z, (*path, ("attr", "z")))
+        start = _scalar(lo.element(self.offsets, o_path, [s]))
+        stop = _scalar(lo.element(self.offsets, o_path, [lo.binop("add", s, lo.constant(1))]))
+
+        def read(k: Scalar) -> Val:
+            return lo.element(self.a, a_path, [*rows, k])
+
+        one = lo.constant(1)
+        return _fold_loop(lo, self.f, (*path, ("attr", "f")), z, read, start, stop, one)
+
+    def expand(self, ctx: Context) -> object | None:
+        segments, n = self.shape[-1], shape_of(self.a)[-1]
+        wide = wide_rule(ctx.backend.name, ctx.determinism)
+        lanes = seg_lanes(segments, n, wide=wide, commutes=wide and commutes(self.f))
+        if lanes == 1:
+            return None
+        part = SegPartials(self.f, self.z, self.a, self.offsets, lanes)
+        what = f"fold_seg stage: {segments} segment(s) x {lanes} lanes"
+        src = as_arrays_source(ctx.compute(part, what))
+        return Fold(self.f, self.z, src, lanes)
+
+
+@dataclass(frozen=True, eq=False)
+class SegPartials(Delayed):
+    """The lanes of a segmented fold: element ``(*row, s, t)`` folds the elements
+    ``offsets[s] + t, offsets[s] + t + lanes, ...`` of segment ``s`` (``plan.seg_lanes``)."""
+
+    f: Callable[..., Any]
+    z: object
+    a: Any
+    offsets: Any
+    lanes: int
+
+    @property
+    def shape(self) -> tuple[int, ...]:  # type: ignore[override]
+        return (*shape_of(self.a)[:-1], shape_of(self.offsets)[0] - 1, self.lanes)
+
+    def functions(self) -> tuple[NodeFunction, ...]:
+        return (NodeFunction("f", self.f),)
+
+    def sources(self) -> tuple[tuple[str, object], ...]:
+        return (("a", self.a), ("offsets", self.offsets))
+
+    def static_key(self) -> tuple[object, ...]:
+        return ("seg_partials", items_key(self.z))
+
+    def lower_element(self, lo: ElementLowering, path: NodePath, idx: Index) -> Val:
+        a_path, rows = (*path, ("attr", "a")), list(idx[:-2])
+        s, t = _scalar(idx[-2]), _scalar(idx[-1])
+        o_path = (*path, ("attr", "offsets"))
+        z = lower_items(lo, self.z, (*path, ("attr", "z")))
+        start = _scalar(lo.element(self.offsets, o_path, [s]))
+        stop = _scalar(lo.element(self.offsets, o_path, [lo.binop("add", s, lo.constant(1))]))
+        lanes = _scalar(lo.captured(self.lanes, (*path, ("attr", "lanes"))))
+
+        def read(k: Scalar) -> Val:
+            return lo.element(self.a, a_path, [*rows, k])
+
+        first = lo.binop("add", start, t)
+        return _fold_loop(lo, self.f, (*path, ("attr", "f")), z, read, first, stop, lanes)
+
+
+def _check_f(f: Any) -> None:
+    if not callable(f):
+        raise TypeError(f"the combining function must be callable, not {type(f).__name__}")
+
+
+def fold(f: Callable[..., Any], z: Any, a: Any) -> Fold:
+    """Reduce the innermost axis of ``a`` with the associative ``f`` and its neutral
+    element ``z``: rank ``r`` -> ``r - 1`` (an empty axis gives ``z``). ``a`` is an
+    array, a delayed array or a tuple of them (then ``f`` combines tuples and ``z`` is a
+    tuple); the result's dtype is what ``acc = z; acc = f(acc, x)...`` gives in Python."""
+    _check_f(f)
+    a = as_source(a)
+    shape = shape_of(a)
+    if not shape:
+        raise ValueError("fold needs an array of at least one axis (use fold_all)")
+    return Fold(f, to_items(z, "the neutral element z"), a, shape[-1])
+
+
+def fold1(f: Callable[..., Any], a: Any) -> Fold:
+    """``fold`` without a neutral element: each row starts from its first element;
+    ``ValueError`` for an empty innermost axis."""
+    _check_f(f)
+    a = as_source(a)
+    shape = shape_of(a)
+    if not shape:
+        raise ValueError("fold1 needs an array of at least one axis")
+    if shape[-1] == 0:
+        raise ValueError("fold1 of an empty axis: there is no first element (use fold)")
+    return Fold(f, NO_Z, a, shape[-1])
+
+
+def fold_all(f: Callable[..., Any], z: Any, a: Any) -> Fold:
+    """Reduce every element of ``a`` (row-major order) with ``f`` from ``z``: a 0-d
+    array (a tuple of them for tuples)."""
+    _check_f(f)
+    a = as_source(a)
+    shape = shape_of(a)
+    n = math.prod(shape)
+    if len(shape) != 1:
+        a = _flat(a, n)
+    return Fold(f, to_items(z, "the neutral element z"), a, n)
+
+
+def _flat(a: Any, n: int) -> Any:
+    if isinstance(a, np.ndarray) and a.flags.c_contiguous:
+        return a.reshape(n)
+    if not isinstance(a, Delayed):
+        a = Leaf(a)
+    return reshape(a, (n,))
+
+
+def fold_seg(f: Callable[..., Any], z: Any, a: Any, seg: Any) -> FoldSeg:
+    """Reduce the innermost axis of ``a`` in segments: ``seg`` is a 1-D integer array of
+    segment lengths (non-negative, summing to the axis length); segment ``s`` of each row
+    folds its elements from ``z`` (an empty segment gives ``z``). Rank ``r`` -> ``r`` with
+    an innermost extent of ``len(seg)``."""
+    _check_f(f)
+    a = as_source(a)
+    shape = shape_of(a)
+    if not shape:
+        raise ValueError("fold_seg needs an array of at least one axis")
+    lengths = _host_lengths(seg)
+    if lengths.size and int(lengths.min()) < 0:
+        raise ValueError("fold_seg: segment lengths must be non-negative")
+    offsets = np.zeros(lengths.size + 1, np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    if int(offsets[-1]) != shape[-1]:
+        raise ValueError(
+            f"fold_seg: the segment lengths sum to {int(offsets[-1])} but the axis has "
+            f"{shape[-1]} elements"
+        )
+    return FoldSeg(f, to_items(z, "the neutral element z"), a, offsets)
+
+
+def _host_lengths(seg: Any) -> np.ndarray[Any, np.dtype[np.int64]]:
+    if isinstance(seg, Delayed):
+        raise TypeError("fold_seg: the segment lengths must be an array (compute it first)")
+    host = seg.get() if hasattr(seg, "get") and not isinstance(seg, np.ndarray) else seg
+    arr = np.asarray(host)
+    if arr.ndim != 1 or arr.dtype.kind not in "iu":
+        raise TypeError(
+            f"fold_seg: the segment lengths must be a 1-D integer array, not "
+            f"{arr.ndim}-D {arr.dtype}"
+        )
+    if arr.dtype.kind == "u" and arr.size and int(arr.max()) >= 2**63:
+        raise ValueError("fold_seg: a segment length does not fit int64")
+    return arr.astype(np.int64)

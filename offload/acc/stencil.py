@@ -1,0 +1,233 @@
+"""``stencil(fn, a, boundary)``: ``fn(get)`` computes each element from neighbours read
+with ``get(d0, d1, ...)`` at offsets that are compile-time constants.
+
+The element at ``i`` is ``fn`` with ``get(*d)`` reading ``a[i + d]`` where that is inside
+the array, and outside it what ``boundary`` says: ``"clamp"`` (the nearest edge element),
+``"mirror"`` (reflected about the edge element, which is not repeated: ``numpy.pad``'s
+``reflect``), ``"wrap"`` (periodic) or ``constant(v)``. The offsets are read from the
+lowering (a non-constant offset is an ``OffloadError``); ``extent`` reads them from the
+source for ``explain`` and for skeletons that split the interior from the border.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from offload.acc.base import Scheduled
+from offload.acc.nodes import as_source
+from offload.acc.values import Item, items_key, lower_items, shape_of, to_items
+from offload.diagnostics import TypeMismatch
+from offload.frontend.nodes import ArrayNode, ElementLowering, Index, NodeFunction, NodePath
+from offload.frontend.source import get_source
+from offload.frontend.values import Scalar, TupleVal, Val
+
+BOUNDARIES = ("clamp", "mirror", "wrap")
+
+
+@dataclass(frozen=True)
+class Constant:
+    """The ``constant(v)`` boundary: reads outside the array give ``v``."""
+
+    value: object
+    """``v`` as held (``values.to_items``)."""
+
+
+def constant(v: Any) -> Constant:
+    """The boundary whose reads outside the array give ``v`` (a number, or a tuple for a
+    tuple-valued array)."""
+    return Constant(to_items(v, "the boundary value"))
+
+
+def _clamp(p: int, n: int) -> int:
+    return min(max(p, 0), n - 1)
+
+
+def _clamp_hi(p: int, n: int) -> int:
+    return min(p, n - 1)
+
+
+def _clamp_lo(p: int, n: int) -> int:
+    return max(p, 0)
+
+
+def _wrap(p: int, n: int) -> int:
+    return p % n
+
+
+def _mirror(p: int, n: int) -> int:
+    if n == 1:
+        return 0
+    m = 2 * (n - 1)
+    q = p % m
+    return m - q if q >= n else q
+
+
+def _inside(p: int, n: int) -> bool:
+    return 0 <= p < n
+
+
+def _pick(inside: bool, x: Any, v: Any) -> Any:
+    return x if inside else v
+
+
+@dataclass(frozen=True, eq=False)
+class _Around(ArrayNode):
+    """The neighbourhood of one element while it is lowered: ``get(*d)`` reads the
+    source at ``centre + d`` under the boundary rule (never part of a tree)."""
+
+    stencil: Stencil
+    centre: tuple[Any, ...]
+    path: NodePath
+    """The stencil node's path."""
+
+    @property
+    def shape(self) -> tuple[int, ...]:  # type: ignore[override]
+        return shape_of(self.stencil.a)
+
+    def functions(self) -> tuple[NodeFunction, ...]:
+        return ()
+
+    def sources(self) -> tuple[tuple[str, object], ...]:
+        return ()
+
+    def lower_element(self, lo: ElementLowering, path: NodePath, idx: Index) -> Val:
+        st = self.stencil
+        offsets: list[int] = []
+        for d in idx:
+            if not isinstance(d, Scalar) or type(d.const) is not int:
+                raise TypeMismatch.at(
+                    "stencil offsets must be compile-time integer constants "
+                    "(get(-1, 0), not get(k, 0))",
+                    None,
+                    hint="write each neighbour's offset as a literal or a constant expression",
+                )
+            offsets.append(d.const)
+        dims = lower_items(lo, st.dims, (*self.path, ("attr", "dims")))
+        assert isinstance(dims, TupleVal)
+        bound = st.boundary
+        helper_path = (*self.path, ("attr", "fn"))
+        pos: list[Any] = []
+        inside: list[Any] = []
+        for c, d, n, k in zip(self.centre, idx, dims.items, offsets, strict=True):
+            if k == 0:
+                pos.append(c)
+                continue
+            p = lo.binop("add", c, d)  # type: ignore[arg-type]
+            if isinstance(bound, Constant):
+                inside.append(lo.call(_inside, helper_path, [p, n]))
+                pos.append(lo.call(_clamp, helper_path, [p, n]))
+            elif bound == "clamp":
+                pos.append(lo.call(_clamp_hi if k > 0 else _clamp_lo, helper_path, [p, n]))
+            elif bound == "wrap":
+                pos.append(lo.call(_wrap, helper_path, [p, n]))
+            else:
+                pos.append(lo.call(_mirror, helper_path, [p, n]))
+        x = lo.element(st.a, (*self.path, ("attr", "a")), pos)
+        if not inside:
+            return x
+        assert isinstance(bound, Constant)
+        v = lower_items(lo, bound.value, (*self.path, ("attr", "boundary"), ("attr", "value")))
+        cond = inside[0]
+        for more in inside[1:]:
+            cond = lo.binop("and", cond, more)
+        return lo.call(_pick, helper_path, [cond, x, v])
+
+
+@dataclass(frozen=True, eq=False)
+class Stencil(Scheduled):
+    """``fn(get)`` at every element of ``a`` (module docstring)."""
+
+    fn: Callable[..., Any]
+    a: Any
+    boundary: object
+    """``"clamp"``, ``"mirror"``, ``"wrap"`` or a ``Constant``."""
+    dims: Item
+    """The extents of ``a`` (captured: a new size does not compile again)."""
+
+    @property
+    def shape(self) -> tuple[int, ...]:  # type: ignore[override]
+        return shape_of(self.a)
+
+    def functions(self) -> tuple[NodeFunction, ...]:
+        return (NodeFunction("fn", self.fn, _first_param(self.fn)),)
+
+    def sources(self) -> tuple[tuple[str, object], ...]:
+        return (("a", self.a),)
+
+    def static_key(self) -> tuple[object, ...]:
+        b = self.boundary
+        return ("stencil", ("constant", items_key(b.value)) if isinstance(b, Constant) else b)
+
+    def materialised_sources(self) -> tuple[str, ...]:
+        return ("a",)  # each element is read by several neighbours: computed once
+
+    def lower_element(self, lo: ElementLowering, path: NodePath, idx: Index) -> Val:
+        around = _Around(self, tuple(idx), path)
+        getter = lo.getter(around, (*path, ("attr", "a")))
+        return lo.call(self.fn, (*path, ("attr", "fn")), [getter])
+
+    @property
+    def extent(self) -> tuple[tuple[int, int], ...]:
+        """The least and greatest offset of each axis that ``fn``'s source reads
+        (``(0, 0)`` where it reads none)."""
+        return extent(self.fn, len(self.shape))
+
+
+def _first_param(fn: Callable[..., Any]) -> tuple[str, ...]:
+    code = getattr(fn, "__code__", None)
+    return (code.co_varnames[0],) if code is not None and code.co_argcount > 0 else ()
+
+
+def extent(fn: Callable[..., Any], rank: int) -> tuple[tuple[int, int], ...]:
+    """The offsets ``fn(get)`` reads, per axis, from its source: ``get(...)`` calls whose
+    arguments are integer literals (or their negations). A call with another argument
+    is left to the lowering, which requires constants."""
+    node = get_source(fn).node  # type: ignore[arg-type]
+    params = node.args.args
+    if not params:
+        raise TypeError("a stencil function takes the element getter as its parameter")
+    get = params[0].arg
+    lo, hi = [0] * rank, [0] * rank
+    for call in ast.walk(node):
+        if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Name)):
+            continue
+        if call.func.id != get or len(call.args) != rank:
+            continue
+        offs = [_literal(a) for a in call.args]
+        if any(o is None for o in offs):
+            continue
+        for k, o in enumerate(offs):
+            assert o is not None
+            lo[k], hi[k] = min(lo[k], o), max(hi[k], o)
+    return tuple(zip(lo, hi, strict=True))
+
+
+def _literal(e: ast.expr) -> int | None:
+    if isinstance(e, ast.Constant) and type(e.value) is int:
+        return e.value
+    if isinstance(e, ast.UnaryOp) and isinstance(e.op, ast.USub | ast.UAdd):
+        v = _literal(e.operand)
+        return None if v is None else (-v if isinstance(e.op, ast.USub) else v)
+    return None
+
+
+def stencil(fn: Callable[..., Any], a: Any, boundary: str | Constant = "clamp") -> Stencil:
+    """``fn(get)`` at every element of ``a`` (ranks 1-3), ``get(d0, ...)`` reading the
+    neighbour at constant offsets ``d``; ``boundary``: ``"clamp"``, ``"mirror"``,
+    ``"wrap"`` or ``constant(v)`` for the reads outside ``a``."""
+    if not callable(fn):
+        raise TypeError(f"the stencil function must be callable, not {type(fn).__name__}")
+    if not (isinstance(boundary, Constant) or boundary in BOUNDARIES):
+        raise ValueError(
+            f"boundary must be 'clamp', 'mirror', 'wrap' or constant(v), not {boundary!r}"
+        )
+    a = as_source(a)
+    shape = shape_of(a)
+    if not 1 <= len(shape) <= 3:
+        raise ValueError(f"a stencil reads an array of rank 1 to 3, not {len(shape)}")
+    dims = to_items(shape, "the shape")
+    assert isinstance(dims, Item)
+    return Stencil(fn, a, boundary, dims)
