@@ -1,0 +1,221 @@
+"""Compiling skeleton modules for a target, and the arrays they run over.
+
+A skeleton module is Python source holding scalar functions (``offload.acc.combine``) and
+kernels whose bodies are ``loop(...)``-wrapped work items. ``compile_module`` executes it
+and compiles each function for the target:
+
+* ``cpu-seq`` / ``cpu-par``: scalar functions become ``numba.njit`` functions, kernels
+  ``njit`` (``parallel=True`` for ``cpu-par``, where their loop is a ``prange``);
+* ``gpu`` / ``gpu-sim``: scalar functions become ``numba.cuda`` device functions,
+  kernels ``numba.cuda`` kernels launched over a 1-D grid (grid-stride loops), under the
+  CUDA simulator for ``gpu-sim``.
+
+Modules are cached in-process by (target, source text).
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import linecache
+import math
+import threading
+import warnings
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from offload.diagnostics import CompileError
+
+GPU_TARGETS = ("gpu", "gpu-sim")
+THREADS = 256
+"""Threads per block of a skeleton kernel."""
+MAX_BLOCKS = 65536
+"""Most blocks of a grid-stride launch (64-bit work counters past 2^31 items)."""
+SIM_MAX_BLOCKS = 4
+"""The simulator runs each thread as a Python thread: few blocks."""
+SIM_THREADS = 32
+
+
+def loop(target: str, count: str, var: str, body: str, indent: str = "    ") -> str:
+    """``body`` (text indented by ``indent``) run once for each ``var`` in
+    ``range(count)``, as the target's loop: sequential, ``prange``, or grid-stride."""
+    inner = "\n".join(indent + "    " + line if line else "" for line in body.splitlines())
+    if target == "cpu-seq":
+        return f"{indent}for {var} in range({count}):\n{inner}\n"
+    if target == "cpu-par":
+        head = f"{indent}for {var}_ in prange({count}):\n{indent}    {var} = np.int64({var}_)\n"
+        return f"{head}{inner}\n"
+    return (
+        f"{indent}{var} = np.int64(cuda.blockIdx.x) * np.int64(cuda.blockDim.x)"
+        f" + np.int64(cuda.threadIdx.x)\n"
+        f"{indent}stride_ = np.int64(cuda.gridDim.x) * np.int64(cuda.blockDim.x)\n"
+        f"{indent}while {var} < {count}:\n{inner}\n{indent}    {var} += stride_\n"
+    )
+
+
+def dtype_ctor(dt: np.dtype[Any]) -> str:
+    """The NumPy scalar constructor of ``dt`` as source (numba compiles it on both targets)."""
+    return "np.bool_" if dt.kind == "b" else f"np.{dt.name}"
+
+
+@dataclass
+class Module:
+    """The compiled functions of one skeleton module."""
+
+    target: str
+    kernels: dict[str, Any]
+
+    def launch(self, kernel: str, items: int, *args: Any) -> None:
+        """Run ``kernel`` over ``items`` work items (its first argument)."""
+        if items <= 0:
+            return
+        fn = self.kernels[kernel]
+        if self.target in GPU_TARGETS:
+            threads = SIM_THREADS if self.target == "gpu-sim" else THREADS
+            most = SIM_MAX_BLOCKS if self.target == "gpu-sim" else MAX_BLOCKS
+            blocks = max(1, min(most, -(-items // threads)))
+            fn[blocks, threads](np.int64(items), *args)
+        else:
+            fn(np.int64(items), *args)
+
+
+_CACHE: dict[tuple[str, str], Module] = {}
+_LOCK = threading.Lock()
+
+
+def compile_module(
+    target: str, source: str, helpers: Sequence[str], kernels: Sequence[str], extra: dict[str, Any]
+) -> Module:
+    """Compile ``source``'s ``helpers`` (device/njit functions) and ``kernels`` for
+    ``target``; ``extra`` adds names to the module namespace (intrinsics)."""
+    key = (target, source)
+    with _LOCK:
+        hit = _CACHE.get(key)
+    if hit is not None:
+        return hit
+    module = _build(target, source, helpers, kernels, extra)
+    with _LOCK:
+        return _CACHE.setdefault(key, module)
+
+
+def _build(
+    target: str, source: str, helpers: Sequence[str], kernels: Sequence[str], extra: dict[str, Any]
+) -> Module:
+    if target == "gpu-sim":
+        source = _quiet(source, kernels)
+    digest = hashlib.sha256(source.encode()).hexdigest()[:12]
+    filename = f"<offload skeleton {target} {digest}>"
+    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+    namespace: dict[str, Any] = {"np": np, "math": math, **extra}
+    if target in GPU_TARGETS:
+        from numba import cuda
+
+        namespace["cuda"] = cuda
+        if target == "gpu-sim":
+            from offload.ptx.intrinsics import SIMULATOR_MATH
+
+            namespace["math"] = SIMULATOR_MATH
+    else:
+        import numba
+
+        namespace["prange"] = numba.prange
+    try:
+        exec(compile(source, filename, "exec"), namespace)
+    except SyntaxError as exc:
+        raise CompileError(f"offload emitted an invalid skeleton: {exc}") from None
+    out: dict[str, Any] = {}
+    if target in GPU_TARGETS:
+        from numba import cuda
+
+        for h in helpers:
+            namespace[h] = cuda.jit(device=True)(namespace[h])  # type: ignore[no-untyped-call]
+        for k in kernels:
+            fn = namespace[k]
+            out[k] = cuda.jit(fn)  # type: ignore[no-untyped-call]
+    else:
+        import numba
+
+        for h in helpers:
+            namespace[h] = numba.njit(error_model="numpy", inline="always")(namespace[h])
+        for k in kernels:
+            out[k] = _Quiet(
+                numba.njit(parallel=target == "cpu-par", error_model="numpy", nogil=True)(
+                    namespace[k]
+                )
+            )
+    return Module(target, out)
+
+
+def _quiet(source: str, kernels: Sequence[str]) -> str:
+    """The simulator runs kernels as Python over NumPy scalars, which warn on integer
+    wrap-around (the language says integers wrap silently): each kernel's body runs under
+    ``np.errstate(all="ignore")`` (inside the kernel: simulator threads do not inherit
+    the caller's error state)."""
+    tree = ast.parse(source)
+    for stmt in tree.body:
+        if isinstance(stmt, ast.FunctionDef) and stmt.name in kernels:
+            quiet = ast.parse('with np.errstate(all="ignore"):\n    pass').body[0]
+            assert isinstance(quiet, ast.With)
+            quiet.body = stmt.body
+            stmt.body = [quiet]
+    return ast.unparse(ast.fix_missing_locations(tree))
+
+
+class _Quiet:
+    """An njit dispatcher whose performance warnings stay quiet (not the user's business)."""
+
+    def __init__(self, dispatcher: Any) -> None:
+        self.dispatcher = dispatcher
+
+    def __call__(self, *args: Any) -> Any:
+        from numba.core.errors import NumbaError, NumbaWarning
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", NumbaWarning)
+            try:
+                return self.dispatcher(*args)
+            except NumbaError as exc:
+                first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+                raise CompileError(
+                    f"numba could not compile a skeleton (a bug in offload): {first}"
+                ) from None
+
+
+# -- arrays on the target ---------------------------------------------------------------
+
+
+def is_gpu(target: str) -> bool:
+    return target == "gpu"
+
+
+def xp_for(target: str) -> Any:
+    """The array module of the target's working arrays (CuPy on the GPU, else NumPy)."""
+    if is_gpu(target):
+        from offload.runtime.gpu import load_cupy
+
+        return load_cupy()
+    return np
+
+
+def working(target: str, x: Any) -> Any:
+    """``x`` as a C-contiguous working array of the target (a CuPy array on the GPU, a
+    host array in the simulator and on the CPU)."""
+    if is_gpu(target):
+        return xp_for(target).ascontiguousarray(x)
+    if hasattr(x, "__cuda_array_interface__") and hasattr(x, "get"):
+        x = x.get()
+    return np.ascontiguousarray(x)
+
+
+def host(x: Any) -> np.ndarray[Any, Any]:
+    """A host copy (or view) of a working array."""
+    if hasattr(x, "get") and not isinstance(x, np.ndarray):
+        return np.asarray(x.get())
+    return np.asarray(x)
+
+
+def cdiv(a: int, b: int) -> int:
+    return -(-a // b)
