@@ -42,6 +42,7 @@ from offload.acc.combine import ScalarFunction
 from offload.acc.skeletons.build import (
     GPU_TARGETS,
     Module,
+    captured,
     cdiv,
     compile_module,
     working,
@@ -139,7 +140,7 @@ class Scan(Collective):
         rows = int(np.prod(lead, dtype=np.int64)) if lead else 1
         xs = [x.reshape(rows, n) for x in xs]
         zs = neutral(self.z, dts, self.name) if self.z is not None else [dt.type(0) for dt in dts]
-        caps = [working(target, c) if hasattr(c, "shape") else c for c in sf.captures()]
+        caps = captured(target, sf.captures())
         if self.seg is not None:
             outs = self._segmented((target, mode, sf, caps), xs, zs, sources["seg"])
         else:

@@ -178,7 +178,7 @@ class _Quiet:
             try:
                 return self.dispatcher(*args)
             except NumbaError as exc:
-                first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+                first = str(exc)[:2000] if str(exc) else type(exc).__name__
                 raise CompileError(
                     f"numba could not compile a skeleton (a bug in offload): {first}"
                 ) from None
@@ -219,3 +219,13 @@ def host(x: Any) -> np.ndarray[Any, Any]:
 
 def cdiv(a: int, b: int) -> int:
     return -(-a // b)
+
+
+def captured(target: str, values: Sequence[Any]) -> list[Any]:
+    """A scalar function's captured values for a kernel of ``target``: arrays as working
+    arrays, scalars (NumPy scalars included) as they are."""
+    return [working(target, v) if _is_array(v) else v for v in values]
+
+
+def _is_array(v: Any) -> bool:
+    return isinstance(v, np.ndarray) or hasattr(v, "__cuda_array_interface__")
