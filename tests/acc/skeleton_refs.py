@@ -87,3 +87,28 @@ def ref_seg_scan(
     if not parts:
         return np.empty((*x.shape[:-1], 0), x.dtype)
     return np.concatenate(parts, axis=-1)
+
+
+def ref_permute(
+    f: Callable[..., Any],
+    defaults: np.ndarray[Any, Any],
+    ix: Callable[..., Any],
+    a: np.ndarray[Any, Any],
+    ignore: int,
+) -> np.ndarray[Any, Any]:
+    """``out = defaults.copy(); out[ix(i)] = f(a[i], out[ix(i)])`` in source order."""
+    out = defaults.copy()
+    with np.errstate(all="ignore"):
+        for i in np.ndindex(a.shape):
+            d = ix(*i)
+            d = d if isinstance(d, tuple) else (d,)
+            if any(int(c) == ignore for c in d):
+                continue
+            d = tuple(int(c) for c in d)
+            out[d] = out.dtype.type(f(a[i], out[d]))
+    return out
+
+
+def later(new: Any, old: Any) -> Any:
+    """A combine that is not commutative: the order of arrival shows in the bits."""
+    return old * 0.5 + new
