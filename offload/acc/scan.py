@@ -204,18 +204,22 @@ class ScanJob:
         outs = [xp.empty((rows, length), dt) for dt in self.dts]
         if rows == 0 or length == 0:
             return outs
+        src = self.source()
+        module = compile_module(self.target, src, ["ol_comb", "cmb"], ["totals", "rescan"], {})
+        chunk = chunk_size(self.target, length, self.mode)
+        self._level(module, (xs, zs, outs), (has_z, int(self.right)), (rows, length, chunk))
+        return outs
+
+    def source(self) -> str:
+        """The skeleton module's text (kernels ``totals`` and ``rescan``)."""
         user = self.dts[1:] if self.segmented else self.dts
-        src = scan_module(
+        return scan_module(
             self.target,
             self.combine.source(gpu=self.target in GPU_TARGETS),
             combine_wrapper("ol_comb", user, len(self.caps), self.right, self.segmented),
             len(self.dts),
             len(self.caps),
         )
-        module = compile_module(self.target, src, ["ol_comb", "cmb"], ["totals", "rescan"], {})
-        chunk = chunk_size(self.target, length, self.mode)
-        self._level(module, (xs, zs, outs), (has_z, int(self.right)), (rows, length, chunk))
-        return outs
 
     def _level(
         self,

@@ -16,12 +16,14 @@ Modules are cached in-process by (target, source text).
 from __future__ import annotations
 
 import ast
+import contextlib
 import hashlib
 import linecache
 import math
 import threading
+import types
 import warnings
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -229,3 +231,47 @@ def captured(target: str, values: Sequence[Any]) -> list[Any]:
 
 def _is_array(v: Any) -> bool:
     return isinstance(v, np.ndarray) or hasattr(v, "__cuda_array_interface__")
+
+
+def kernel_ptx(
+    source: str,
+    helpers: Sequence[str],
+    kernel: str,
+    example_args: Sequence[Any],
+    cc: tuple[int, int] = (9, 0),
+) -> str:
+    """PTX of ``kernel`` of a ``gpu`` skeleton module for arguments typed like
+    ``example_args`` (arrays, NumPy scalars): compiled without a GPU, for inspection and
+    the ptx test lane."""
+    import numba
+    from numba import cuda
+
+    namespace: dict[str, Any] = {"np": np, "math": math, "cuda": cuda}
+    exec(compile(source, "<offload skeleton ptx>", "exec"), namespace)
+    for h in helpers:
+        namespace[h] = cuda.jit(device=True)(namespace[h])  # type: ignore[no-untyped-call]
+    sig = tuple(numba.typeof(a) for a in example_args)
+    with _device_of_capability(cc):
+        ptx, _ = cuda.compile_ptx(namespace[kernel], sig, cc=cc)  # type: ignore[no-untyped-call]
+    return str(ptx)
+
+
+@contextlib.contextmanager
+def _device_of_capability(cc: tuple[int, int]) -> Iterator[None]:
+    """numba-cuda compiles a device function called from a kernel for the *current*
+    device's compute capability, even inside ``compile_ptx(cc=...)``; without a GPU
+    there is none. For the length of one PTX compile its dispatcher sees a stand-in
+    device of capability ``cc`` (a module-level name of numba-cuda's dispatcher module;
+    a numba-cuda without it compiles as before)."""
+    from numba.cuda import dispatcher
+
+    real = getattr(dispatcher, "get_current_device", None)
+    if real is None:
+        yield
+        return
+    with _LOCK:
+        dispatcher.get_current_device = lambda: types.SimpleNamespace(compute_capability=cc)
+        try:
+            yield
+        finally:
+            dispatcher.get_current_device = real
