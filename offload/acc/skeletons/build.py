@@ -250,9 +250,10 @@ def kernel_ptx(
     exec(compile(source, "<offload skeleton ptx>", "exec"), namespace)
     for h in helpers:
         namespace[h] = cuda.jit(device=True)(namespace[h])  # type: ignore[no-untyped-call]
-    sig = tuple(numba.typeof(a) for a in example_args)
+    sig = tuple(numba.typeof(a) for a in example_args)  # type: ignore[no-untyped-call]
     with _device_of_capability(cc):
-        ptx, _ = cuda.compile_ptx(namespace[kernel], sig, cc=cc)  # type: ignore[no-untyped-call]
+        compile_ptx: Any = getattr(cuda, "compile_ptx")  # noqa: B009 (untyped in numba-cuda)
+        ptx, _ = compile_ptx(namespace[kernel], sig, cc=cc)
     return str(ptx)
 
 
@@ -270,8 +271,9 @@ def _device_of_capability(cc: tuple[int, int]) -> Iterator[None]:
         yield
         return
     with _LOCK:
-        dispatcher.get_current_device = lambda: types.SimpleNamespace(compute_capability=cc)
+        stand_in = types.SimpleNamespace(compute_capability=cc)
+        setattr(dispatcher, "get_current_device", lambda: stand_in)  # noqa: B010
         try:
             yield
         finally:
-            dispatcher.get_current_device = real
+            setattr(dispatcher, "get_current_device", real)  # noqa: B010
