@@ -195,10 +195,10 @@ def is_gpu(target: str) -> bool:
 
 def xp_for(target: str) -> Any:
     """The array module of the target's working arrays (CuPy on the GPU, else NumPy)."""
-    if is_gpu(target):
-        from offload.runtime.gpu import load_cupy
+    if is_gpu(target):  # (the gpu backend of the call has loaded CuPy already)
+        import cupy
 
-        return load_cupy()
+        return cupy
     return np
 
 
