@@ -171,6 +171,22 @@ def _dotp_jax(inp: dict[str, Any]) -> Callable[[], Outputs]:
     return _jax_loop(lambda x, y: jnp.dot(x, y).reshape(1), _jax_put(inp, "x", "y"), 1)
 
 
+def _histogram_cupy(inp: dict[str, Any]) -> Callable[[], Outputs]:
+    import cupy
+
+    x, bins = cupy.asarray(inp["x"]), inp["params"].bins
+    scale = cupy.float32(bins)
+    return lambda: (cupy.bincount(cupy.minimum((x * scale).astype(cupy.int64), bins - 1),
+                                  minlength=bins),)  # fmt: skip
+
+
+def _prefix_sum_cupy(inp: dict[str, Any]) -> Callable[[], Outputs]:
+    import cupy
+
+    x = cupy.asarray(inp["x"])
+    return lambda: (cupy.cumsum(x),)
+
+
 PEERS: dict[str, list[Peer]] = {
     "blackscholes": [
         Peer("cupy", True, _bs_cupy(fused=False), ("cupy",)),
@@ -190,4 +206,6 @@ PEERS: dict[str, list[Peer]] = {
         Peer("jax", True, _mmult_jax, ("jax",)),
     ],
     "dotp": [Peer("cublas", True, _dotp_cupy, ("cupy",)), Peer("jax", True, _dotp_jax, ("jax",))],
+    "histogram": [Peer("cupy.bincount", True, _histogram_cupy, ("cupy",))],
+    "prefix-sum": [Peer("cupy.cumsum", True, _prefix_sum_cupy, ("cupy",))],
 }

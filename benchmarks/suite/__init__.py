@@ -8,10 +8,12 @@ from benchmarks.suite import (
     conv1d,
     conv2d,
     dotp,
+    histogram,
     mandelbrot,
     mmult,
     nbody,
     nbody_acc,
+    prefix_sum,
     smvm,
     stencil7,
     treesearch,
@@ -35,6 +37,8 @@ ALL: dict[str, Benchmark] = {
         mandelbrot,
         nbody_acc,
         smvm,
+        histogram,
+        prefix_sum,
     )
 }
 """Name -> benchmark, in the paper's order, then the Accelerate points."""
@@ -50,4 +54,4 @@ HASKELL_GAP = (
     "treesearch",
     "volume-rendering",
 )
-ACCELERATE = ("dotp", "mandelbrot", "nbody-accelerate", "smvm")
+ACCELERATE = ("dotp", "mandelbrot", "nbody-accelerate", "smvm", "histogram", "prefix-sum")
