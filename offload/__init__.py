@@ -9,6 +9,18 @@ for settings; ``ol.explain`` for the IR, passes and generated kernels.
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
+from offload.acc.filter import filter
+from offload.acc.permute import IGNORE, PermuteIndexError, permute, scatter
+from offload.acc.scan import (
+    scanl,
+    scanl1,
+    scanl1_seg,
+    scanl_seg,
+    scanl_total,
+    scanr,
+    scanr1,
+    scanr_total,
+)
 from offload.api import compute_g, compute_p, compute_s
 from offload.config import config
 from offload.delayed import Delayed, backpermute, from_function, map, reshape, traverse, zip_with
@@ -42,12 +54,14 @@ def use(array: Any) -> Any:
 
 
 __all__ = [
+    "IGNORE",
     "AllocationNotAllowed",
     "CompileError",
     "Delayed",
     "GPUUnavailable",
     "KernelFault",
     "OffloadError",
+    "PermuteIndexError",
     "RecursionNotAllowed",
     "SourceUnavailable",
     "TypeMismatch",
@@ -60,9 +74,20 @@ __all__ = [
     "compute_s",
     "config",
     "explain",
+    "filter",
     "from_function",
     "map",
+    "permute",
     "reshape",
+    "scanl",
+    "scanl1",
+    "scanl1_seg",
+    "scanl_seg",
+    "scanl_total",
+    "scanr",
+    "scanr1",
+    "scanr_total",
+    "scatter",
     "traverse",
     "use",
     "zip_with",
