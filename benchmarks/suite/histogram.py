@@ -50,7 +50,7 @@ class Histogram(Benchmark):
         x, ones, zeros = inputs["x"], inputs["ones"], inputs["zeros"]
         bins = inputs["params"].bins
 
-        def bin_of(i: int) -> int:
+        def bin_of(i: int) -> Any:
             return min(int(x[i] * bins), bins - 1)
 
         node = permute(add, zeros, bin_of, ones)
