@@ -41,6 +41,8 @@ from offload.acc.base import Collective, Context
 from offload.acc.combine import ScalarFunction
 from offload.acc.skeletons.build import (
     GPU_TARGETS,
+    SIM_THREADS,
+    THREADS,
     Module,
     captured,
     cdiv,
@@ -59,6 +61,7 @@ from offload.acc.skeletons.operands import (
     source_shape,
     target_of,
 )
+from offload.acc.skeletons.scan_gpu_src import staged_scan_module, staged_threads
 from offload.acc.skeletons.scan_src import combine_wrapper, scan_module
 from offload.acc.skeletons.segments import segment_layout
 from offload.frontend.nodes import NodeFunction
@@ -204,22 +207,34 @@ class ScanJob:
         outs = [xp.empty((rows, length), dt) for dt in self.dts]
         if rows == 0 or length == 0:
             return outs
-        src = self.source()
-        module = compile_module(self.target, src, ["ol_comb", "cmb"], ["totals", "rescan"], {})
         chunk = chunk_size(self.target, length, self.mode)
+        tb = self.staged_threads() if chunk == GPU_CHUNK else None
+        src = self.source(tb)
+        names = (["ol_comb", "cmb"], ["totals", "rescan"])
+        module = compile_module(self.target, src, *names, {}, threads=tb)
         self._level(module, (xs, zs, outs), (has_z, int(self.right)), (rows, length, chunk))
         return outs
 
-    def source(self) -> str:
-        """The skeleton module's text (kernels ``totals`` and ``rescan``)."""
+    def staged_threads(self) -> int | None:
+        """The block size of the GPU's shared-memory kernels for these components, or
+        ``None`` (the CPU; components too wide or bool: the direct kernels)."""
+        if self.target not in GPU_TARGETS:
+            return None
+        most = SIM_THREADS if self.target == "gpu-sim" else THREADS
+        return staged_threads(self.dts, GPU_CHUNK, most)
+
+    def source(self, staged: int | None = None) -> str:
+        """The skeleton module's text (kernels ``totals`` and ``rescan``); with
+        ``staged`` the GPU's shared-memory kernels for blocks of that many threads."""
         user = self.dts[1:] if self.segmented else self.dts
-        return scan_module(
-            self.target,
-            self.combine.source(gpu=self.target in GPU_TARGETS),
-            combine_wrapper("ol_comb", user, len(self.caps), self.right, self.segmented),
-            len(self.dts),
-            len(self.caps),
-        )
+        gpu = self.target in GPU_TARGETS
+        combine = self.combine.source(gpu=gpu)
+        wrapper = combine_wrapper("ol_comb", user, len(self.caps), self.right, self.segmented)
+        if staged is not None:
+            return staged_scan_module(
+                combine, wrapper, self.dts, len(self.caps), tb=staged, ch=GPU_CHUNK
+            )
+        return scan_module(self.target, combine, wrapper, len(self.dts), len(self.caps))
 
     def _level(
         self,

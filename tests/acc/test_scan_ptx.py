@@ -44,6 +44,20 @@ def test_scan_kernels_compile_with_64_bit_offsets(kernel: str) -> None:
     assert "add.f32" in ptx
 
 
+@pytest.mark.parametrize("kernel", ["totals", "rescan"])
+def test_staged_scan_kernels_use_shared_memory_and_barriers(kernel: str) -> None:
+    sf = compile_combine(add, ((F32,), (F32,)), "ol_comb", "test")
+    job = ScanJob("gpu", "deterministic", sf, (F32,), [])
+    tb = job.staged_threads()
+    assert tb == 256  # 256 threads x 33 float32 fit the 48 KiB of static shared memory
+    x = np.zeros((2, 3), np.float32)
+    i = np.int64(0)
+    args = [i, i, i, i, i, i, x, np.float32(0), x] + ([x] if kernel == "rescan" else [])
+    ptx = _entry(kernel_ptx(job.source(tb), ["ol_comb", "cmb"], kernel, args), kernel)
+    assert re.search(r"\.shared\s+\.align\s+\d+\s+\.b8\s+\S+\[33792\]", ptx)
+    assert "bar.sync" in ptx
+
+
 def test_tuple_scan_kernel_compiles() -> None:
     sf = compile_combine(matmul2, ((I64,) * 4, (I64,) * 4), "ol_comb", "test")
     src = ScanJob("gpu", "deterministic", sf, (I64,) * 4, [], right=True).source()

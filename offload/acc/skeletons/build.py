@@ -69,6 +69,8 @@ class Module:
 
     target: str
     kernels: dict[str, Any]
+    threads: int | None = None
+    """Threads per block of a GPU module whose kernels assume a fixed block size."""
 
     def launch(self, kernel: str, items: int, *args: Any) -> None:
         """Run ``kernel`` over ``items`` work items (its first argument)."""
@@ -77,6 +79,7 @@ class Module:
         fn = self.kernels[kernel]
         if self.target in GPU_TARGETS:
             threads = SIM_THREADS if self.target == "gpu-sim" else THREADS
+            threads = self.threads or threads
             most = SIM_MAX_BLOCKS if self.target == "gpu-sim" else MAX_BLOCKS
             blocks = max(1, min(most, -(-items // threads)))
             fn[blocks, threads](np.int64(items), *args)
@@ -89,16 +92,24 @@ _LOCK = threading.Lock()
 
 
 def compile_module(
-    target: str, source: str, helpers: Sequence[str], kernels: Sequence[str], extra: dict[str, Any]
+    target: str,
+    source: str,
+    helpers: Sequence[str],
+    kernels: Sequence[str],
+    extra: dict[str, Any],
+    *,
+    threads: int | None = None,
 ) -> Module:
     """Compile ``source``'s ``helpers`` (device/njit functions) and ``kernels`` for
-    ``target``; ``extra`` adds names to the module namespace (intrinsics)."""
+    ``target``; ``extra`` adds names to the module namespace (intrinsics); ``threads``
+    fixes a GPU module's block size."""
     key = (target, source)
     with _LOCK:
         hit = _CACHE.get(key)
     if hit is not None:
         return hit
     module = _build(target, source, helpers, kernels, extra)
+    module.threads = threads
     with _LOCK:
         return _CACHE.setdefault(key, module)
 
