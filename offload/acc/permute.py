@@ -226,7 +226,8 @@ def _combine(
     if mode == "fast" and len(dts) == 1 and dts[0].itemsize in (4, 8) and dts[0].kind != "b":
         bits_src, extra = bit_functions(dts[0], simulator=target == "gpu-sim")
         src = "\n\n".join([*base, bits_src, atomic_cas_kernel(target, len(caps))])
-        bits = outs[0].view(f"i{dts[0].itemsize}")
+        # integers swap as they are; floats as the integers of their bits
+        bits = outs[0] if dts[0].kind in "iu" else outs[0].view(f"i{dts[0].itemsize}")
         helpers += ["to_bits", "from_bits"]
         module = compile_module(target, src, helpers, ["atomic_cas"], extra)
         module.launch("atomic_cas", n, dst, xs[0], outs[0], bits, *caps)

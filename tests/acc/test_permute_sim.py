@@ -48,6 +48,25 @@ def test_fast_mode_atomics_and_cas(dtype: str, f: Any) -> None:
         assert got.shape == want.shape and np.isfinite(got).all()
 
 
+def bigger(a: Any, b: Any) -> Any:
+    return max(a, b)
+
+
+def bits_or(a: Any, b: Any) -> Any:
+    return a | b
+
+
+@pytest.mark.parametrize(("dtype", "f"), [("float32", bigger), ("uint32", bits_or),
+                                          ("int64", bits_or)])  # fmt: skip
+def test_compare_and_swap_loop_gives_exact_results_for_order_free_combines(
+    dtype: str, f: Any
+) -> None:
+    a = (np.abs(VALS) * 1000).astype(dtype)
+    defaults = np.zeros(6, dtype)
+    got = compute(permute(f, defaults, by_key, a), "gpu-sim", "fast")
+    np.testing.assert_array_equal(got, ref_permute(f, defaults, by_key, a, IGNORE))
+
+
 def test_out_of_range_destination_faults_in_the_simulator() -> None:
     def ix(i: int) -> tuple[int, int]:
         return (i, 9) if i == 3 else (i % 2, 0)

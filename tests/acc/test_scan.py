@@ -151,6 +151,10 @@ def test_user_mistakes_are_clear_errors() -> None:
         compute(S.scanl1(lambda x, y: (x, y), a), "cpu-seq")
     with pytest.raises(TypeError, match="plain Python function"):
         compute(S.scanl1(np.add, a), "cpu-seq")
+    with pytest.raises(TypeMismatch, match="is a float"):
+        S.scanl(add, 0.5, np.arange(3))
+    with pytest.raises(ValueError, match="does not fit"):
+        S.scanl(add, 300, np.arange(3, dtype=np.int8))
 
 
 def test_deterministic_scans_give_the_same_bits_at_any_offset_and_run() -> None:

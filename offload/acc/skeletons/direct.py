@@ -13,6 +13,8 @@ from typing import Any
 import numpy as np
 
 from offload.acc.base import Collective, Context
+from offload.delayed import Delayed
+from offload.diagnostics import OffloadError
 from offload.options import CompileOptions
 
 
@@ -39,6 +41,12 @@ def compute(node: Any, target: str = "cpu-seq", determinism: str = "deterministi
 
 
 def _value(x: Any, ctx: Context, memo: dict[int, Any]) -> Any:
+    if isinstance(x, Delayed) and not isinstance(x, Collective):
+        raise OffloadError(
+            f"compute(): the source {type(x).__name__} is a delayed array; compute it "
+            "first (ol.compute_s/p/g), or compute the node with ol.compute_* once the graph "
+            "scheduler is available"
+        )
     if not isinstance(x, Collective):
         return x
     key = id(x)
