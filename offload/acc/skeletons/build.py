@@ -124,6 +124,9 @@ def _build(
     linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
     namespace: dict[str, Any] = {"np": np, "math": math, **extra}
     if target in GPU_TARGETS:
+        from offload.ptx.numba_compat import ensure_compatible
+
+        ensure_compatible()  # numba-cuda's typing tables on this NumPy (2.5: row_stack)
         from numba import cuda
 
         namespace["cuda"] = cuda
@@ -254,6 +257,9 @@ def kernel_ptx(
     """PTX of ``kernel`` of a ``gpu`` skeleton module for arguments typed like
     ``example_args`` (arrays, NumPy scalars): compiled without a GPU, for inspection and
     the ptx test lane."""
+    from offload.ptx.numba_compat import ensure_compatible
+
+    ensure_compatible()
     import numba
     from numba import cuda
 
