@@ -13,12 +13,16 @@ the source index and the destination; nothing is written out of bounds.
 
 **Determinism and cost.**
 
-* ``deterministic`` (default) and ``cross_target``: every target combines the elements
-  meeting at one destination in source order, so all targets give the bits of
-  ``compute_s``. The CPU computes the destinations (in parallel on ``compute_p``) and then
-  combines in one sequential pass. The GPU sorts the source positions by destination
-  (a stable radix sort: O(n) extra memory, about 4 passes over n 64-bit keys) and folds
-  each destination's group in one thread: a destination that receives a large share of
+* ``deterministic`` (default) and ``cross_target``: ``compute_s`` and the GPU combine the
+  elements meeting at one destination in source order (the GPU gives the bits of
+  ``compute_s``). ``compute_p`` computes the destinations in parallel; in
+  ``deterministic`` mode, with more than 2^17 sources and at most ``4 n`` partial values,
+  it then folds fixed slices of the sources (their number set by the sizes alone) into
+  per-task rows in parallel and folds the rows in order (exact combines such as integer
+  ``+`` give the bits of ``compute_s``; float ones differ from them but not from run to
+  run); else, and always under ``cross_target``, it combines in one sequential pass.
+  The GPU sorts the source positions by destination (a stable radix sort: O(n) extra
+  memory, about 4 passes over n 64-bit keys) and folds each destination's group in one thread: a destination that receives a large share of
   the elements serialises on that thread. An integer ``+``, ``min`` or ``max`` (exact
   and order-independent) uses native atomics instead, in every mode.
 * ``fast``: the GPU combines with native atomics (``add`` on 32/64-bit ints and floats,
@@ -63,6 +67,7 @@ from offload.acc.skeletons.permute_src import (
     combine_new_old,
     dests_kernel,
     groups_kernel,
+    partials_kernels,
 )
 from offload.diagnostics import KernelFault, TypeMismatch
 from offload.frontend.nodes import NodeFunction
@@ -211,6 +216,10 @@ def _combine(
     helpers = ["ol_comb", "cmb"]
     base = [sf.source(gpu), wrapper]
     if not gpu:
+        tasks = cpu_tasks(n, int(outs[0].shape[0])) if mode == "deterministic" else 1
+        if target == "cpu-par" and tasks > 1:
+            _partials(base, tasks, (dst, xs, outs), caps)
+            return
         # one sequential pass in source order (the destinations came in parallel)
         src = "\n\n".join([*base, accumulate_kernel(len(dts), len(caps))])
         module = compile_module("cpu-seq", src, helpers, ["accumulate"], {})
@@ -237,6 +246,37 @@ def _combine(
     src = "\n\n".join([*base, groups_kernel(target, len(dts), len(caps))])
     module = compile_module(target, src, helpers, ["groups"], {})
     module.launch("groups", n, order, dst, *xs, *outs, *caps)
+
+
+PARTIAL_TASK = 1 << 16
+"""Sources per task of ``compute_p``'s partial results (``cpu_tasks``)."""
+MAX_TASKS = 64
+
+
+def cpu_tasks(n: int, dests: int) -> int:
+    """Tasks of ``compute_p``'s permute: fixed by the sizes alone (never by the thread
+    count), and 1 (the sequential pass) where the partial rows would hold more than
+    ``4 n`` values."""
+    tasks = min(MAX_TASKS, n // PARTIAL_TASK)
+    return tasks if tasks > 1 and tasks * dests <= 4 * n else 1
+
+
+def _partials(
+    base: list[str], tasks: int, arrays: tuple[Any, list[Any], list[Any]], caps: list[Any]
+) -> None:
+    """``compute_p``: each task folds its slice into its own row of partial results, in
+    source order; the rows are folded into the outputs in task order (deterministic;
+    the bits of ``compute_s`` wherever the combine is exact, e.g. integer ``+``)."""
+    dst, xs, outs = arrays
+    n, dests = int(dst.shape[0]), int(outs[0].shape[0])
+    src = "\n\n".join([*base, partials_kernels(len(xs), len(caps))])
+    module = compile_module("cpu-par", src, ["ol_comb", "cmb"], ["partials", "merge"], {})
+    rows = [np.empty((tasks, dests), o.dtype) for o in outs]
+    held = np.zeros((tasks, dests), np.uint8)
+    per = -(-n // tasks)
+    i64 = np.int64
+    module.kernels["partials"](i64(tasks), i64(per), i64(n), dst, *xs, *rows, held, *caps)
+    module.kernels["merge"](i64(dests), i64(tasks), *rows, held, *outs, *caps)
 
 
 def permute(f: Callable[..., Any], defaults: Any, ix: Callable[..., Any], a: Any) -> Permute:

@@ -144,3 +144,22 @@ def test_scatter_checks_its_arguments() -> None:
         scatter(np.zeros((2, 2), np.int64), np.zeros(3), np.ones((2, 2)))
     with pytest.raises(PermuteIndexError):
         compute(scatter(np.array([0, 3]), np.zeros(3), np.ones(2)), "cpu-par")
+
+
+def test_compute_p_partial_rows_are_exact_for_integers_and_stable_for_floats() -> None:
+    rng = np.random.default_rng(8)
+    n = 300_000  # > 2 * PARTIAL_TASK: several tasks
+    keys = rng.integers(0, 1000, n)
+    vals = rng.standard_normal(n)
+
+    def ix(i: int) -> int:
+        return keys[i] if i % 5 != 0 else IGNORE
+
+    hist = compute(permute(add, np.zeros(1000, np.int64), ix, np.ones(n, np.int64)), "cpu-par")
+    np.testing.assert_array_equal(hist, np.bincount(keys[np.arange(n) % 5 != 0], minlength=1000))
+    first = compute(permute(add, np.zeros(1000), ix, vals), "cpu-par")
+    again = compute(permute(add, np.zeros(1000), ix, vals.copy()), "cpu-par")
+    assert first.tobytes() == again.tobytes()
+    np.testing.assert_allclose(first, ref_permute(add, np.zeros(1000), ix, vals, IGNORE), atol=1e-9)
+    seq = compute(permute(add, np.zeros(1000), ix, vals), "cpu-par", "cross_target")
+    assert seq.tobytes() == compute(permute(add, np.zeros(1000), ix, vals), "cpu-seq").tobytes()

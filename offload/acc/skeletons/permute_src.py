@@ -193,3 +193,42 @@ def place_kernel(target: str, m: int) -> str:
     body = f"if flg[s] != 0:\n{stores}"
     params = ["items", "flg", "pos", *xs, *outs]
     return f"def place({', '.join(params)}):\n" + loop(target, "items", "s", body)
+
+
+def partials_kernels(m: int, n_caps: int) -> str:
+    """``partials(T, per, n, dst, x.., P.., H, u..)`` (cpu-par): task ``t`` folds its
+    slice of the sources, in order, into its own row ``P[t]`` (``H[t, d]``: row ``t``
+    holds a value for ``d``); ``merge(D, T, P.., H, out.., u..)`` folds the rows into the
+    outputs in task order."""
+    caps = _names("u", n_caps)
+    xs, ps, outs = _names("x", m), _names("P", m), _names("o", m)
+    new = ", ".join([*(f"{x}[s]" for x in xs), *(f"{p}[t, d]" for p in ps), *caps])
+    part = "\n".join(
+        [
+            f"def partials({', '.join(['T', 'per', 'n', 'dst', *xs, *ps, 'H', *caps])}):",
+            "    for t_ in prange(T):",
+            "        t = np.int64(t_)",
+            "        for s in range(t * per, min(t * per + per, n)):",
+            "            d = dst[s]",
+            "            if d >= 0:",
+            "                if H[t, d] != 0:",
+            f"                    r_ = cmb({new})",
+            *(f"                    {p}[t, d] = r_[{k}]" for k, p in enumerate(ps)),
+            "                else:",
+            *(f"                    {p}[t, d] = {x}[s]" for p, x in zip(ps, xs, strict=True)),
+            "                    H[t, d] = 1",
+        ]
+    )
+    fold = ", ".join([*(f"{p}[t, d]" for p in ps), *(f"{o}[d]" for o in outs), *caps])
+    merge = "\n".join(
+        [
+            f"def merge({', '.join(['D', 'T', *ps, 'H', *outs, *caps])}):",
+            "    for d_ in prange(D):",
+            "        d = np.int64(d_)",
+            "        for t in range(T):",
+            "            if H[t, d] != 0:",
+            f"                r_ = cmb({fold})",
+            *(f"                {o}[d] = r_[{k}]" for k, o in enumerate(outs)),
+        ]
+    )
+    return part + "\n\n\n" + merge + "\n"
