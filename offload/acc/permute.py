@@ -22,8 +22,9 @@ the source index and the destination; nothing is written out of bounds.
   ``+`` give the bits of ``compute_s``; float ones differ from them but not from run to
   run); else, and always under ``cross_target``, it combines in one sequential pass.
   The GPU sorts the source positions by destination (a stable radix sort: O(n) extra
-  memory, about 4 passes over n 64-bit keys) and folds each destination's group in one thread: a destination that receives a large share of
-  the elements serialises on that thread. An integer ``+``, ``min`` or ``max`` (exact
+  memory, about 4 passes over n 64-bit keys) and folds each destination's group in one
+  thread: a destination that receives a large share of the elements serialises on that
+  thread. An integer ``+``, ``min`` or ``max`` (exact
   and order-independent) uses native atomics instead, in every mode.
 * ``fast``: the GPU combines with native atomics (``add`` on 32/64-bit ints and floats,
   ``min``/``max`` on ints) or a compare-and-swap loop for any other single-component
