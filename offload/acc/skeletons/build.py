@@ -220,10 +220,39 @@ def working(target: str, x: Any) -> Any:
     """``x`` as a C-contiguous working array of the target (a CuPy array on the GPU, a
     host array in the simulator and on the CPU)."""
     if is_gpu(target):
-        return xp_for(target).ascontiguousarray(x)
+        cp = xp_for(target)
+        view = managed_view(cp, x)
+        return cp.ascontiguousarray(x if view is None else view)
     if hasattr(x, "__cuda_array_interface__") and hasattr(x, "get"):
         x = x.get()
     return np.ascontiguousarray(x)
+
+
+MANAGED = 3
+"""``cudaMemoryTypeManaged``."""
+
+
+def managed_view(cp: Any, x: Any, prefetch: bool = True) -> Any:
+    """A CuPy array over the same memory as ``x`` when ``x`` is a NumPy array in CUDA
+    managed memory (a unified-mode result), prefetched to the device; else ``None`` (a
+    host array is copied by the caller)."""
+    if not isinstance(x, np.ndarray) or x.size == 0 or not x.flags.c_contiguous:
+        return None
+    ptr = int(x.__array_interface__["data"][0])
+    try:
+        if int(cp.cuda.runtime.pointerGetAttributes(ptr).type) != MANAGED:
+            return None
+    except Exception:  # not a pointer the driver knows: plain host memory
+        return None
+    mem = cp.cuda.UnownedMemory(ptr, x.nbytes, x)
+    view = cp.ndarray(x.shape, x.dtype, cp.cuda.MemoryPointer(mem, 0))
+    if prefetch:
+        try:  # a hint: failing only costs page faults
+            stream = int(cp.cuda.get_current_stream().ptr)
+            cp.cuda.runtime.memPrefetchAsync(ptr, x.nbytes, cp.cuda.Device().id, stream)
+        except Exception:
+            pass
+    return view
 
 
 def host(x: Any) -> np.ndarray[Any, Any]:

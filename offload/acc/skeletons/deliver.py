@@ -2,8 +2,10 @@
 
 Skeletons on the GPU work on CuPy device arrays. In the ``device`` memory mode those are
 the result; in the ``unified`` mode (the default) a result is a NumPy array over managed
-memory from the backend's own allocator, so it is copied there. CPU targets and the
-simulator work on host arrays, which are already the result.
+memory from the backend's own allocator, so it is copied there (device to device, then
+synchronised: the host may read it at once). An input in managed memory is read in place
+(``build.managed_view``). CPU targets and the simulator work on host arrays, which are
+already the result.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from offload.acc.base import Context
+from offload.acc.skeletons.build import managed_view, xp_for
 
 
 def deliver(ctx: Context, target: str, arr: Any) -> Any:
@@ -18,5 +21,10 @@ def deliver(ctx: Context, target: str, arr: Any) -> Any:
     if target != "gpu" or getattr(ctx.backend, "mode", "device") != "unified":
         return arr
     out = ctx.backend.allocate(tuple(arr.shape), [arr.dtype])[0]
-    arr.get(out=out)
+    view = managed_view(xp_for(target), out, prefetch=False)
+    if view is not None:
+        view[...] = arr  # a device-to-device copy into the managed result
+        xp_for(target).cuda.get_current_stream().synchronize()
+    else:
+        arr.get(out=out)
     return out
