@@ -31,7 +31,6 @@ from typing import Any
 import numpy as np
 
 from offload.cpu.loopnest import CpuHooks
-from offload.diagnostics import OffloadError, TypeMismatch
 from offload.emit import BaseHooks, emit_body, print_source
 from offload.emit.template import assign, const, expr, name
 from offload.frontend.captures import capture_type_key
@@ -39,7 +38,7 @@ from offload.frontend.lower import Lowered, fetch_captures
 from offload.frontend.nodes import ArrayNode, ElementLowering, Index, NodeFunction, NodePath
 from offload.frontend.values import TupleVal, Val
 from offload.ir.core import Function
-from offload.ir.printer import print_function
+from offload.ir.ops import Opcode
 from offload.ir.types import ScalarType
 from offload.lowering import check_and_lower
 from offload.opt.manager import run_pipeline
@@ -115,11 +114,6 @@ class ScalarFunction:
             v, t = values[k], self.ir.captures[k].type
             out.append(t.dtype.type(v) if isinstance(t, ScalarType) else v)
         return out
-
-    def key(self) -> str:
-        """What compiled code built on this function depends on (the printed IR names
-        every capture's type)."""
-        return f"{self.fname}|{print_function(self.ir)}"
 
     @property
     def params(self) -> list[str]:
@@ -207,12 +201,14 @@ def _finish(
     )
 
 
-class _ScalarHooks:
-    """Hooks that read operand sources as parameters and return a tuple."""
+class _ScalarHooks(BaseHooks):
+    """Hooks that read operand sources as parameters and hand the results to ``r<k>``;
+    the target's math (``np.floor`` on the CPU, ``math.floor`` on the GPU) comes from
+    ``target``'s hooks."""
 
-    def __init__(self, sf: ScalarFunction, base: BaseHooks) -> None:
+    def __init__(self, sf: ScalarFunction, target: BaseHooks) -> None:
         self.sf = sf
-        self.base = base
+        self.target = target
         self.operand_of: dict[int, int] = {}
         self.user_of = {k: j for j, k in enumerate(sf.user_captures)}
         operand = 0
@@ -221,8 +217,11 @@ class _ScalarHooks:
                 self.operand_of[k] = operand
                 operand += 1
 
-    def __getattr__(self, attr: str) -> Any:
-        return getattr(self.base, attr)
+    def math(self, fn: str, args: list[ast.expr], t: ScalarType) -> ast.expr:
+        return self.target.math(fn, args, t)
+
+    def int_nsw(self, code: Opcode, a: ast.expr, b: ast.expr, t: ScalarType) -> ast.expr:
+        return self.target.int_nsw(code, a, b, t)
 
     def param_name(self, k: int) -> str:
         n = self.sf.ir.n_index
@@ -254,16 +253,10 @@ class _ScalarHooks:
     def ret(self, values: list[ast.expr]) -> list[ast.stmt]:
         return [assign(f"r{k}", v) for k, v in enumerate(values)]
 
-    def bounds_fail(
-        self, capture_index: int, index_exprs: list[ast.expr], span: object
-    ) -> list[ast.stmt]:
-        return []
-
 
 def _source(sf: ScalarFunction, gpu: bool) -> str:
     base: BaseHooks = BaseHooks() if gpu else CpuHooks(sf.ir, False)
-    hooks = _ScalarHooks(sf, base)
-    body = emit_body(sf.ir, hooks)  # type: ignore[arg-type]
+    body = emit_body(sf.ir, _ScalarHooks(sf, base))
     inits: list[ast.stmt] = [assign(f"r{k}", const(0, t)) for k, t in enumerate(sf.ir.result_types)]
     if sf.operand_node:
         inits.insert(0, assign("q0", ast.Constant(0)))
@@ -276,26 +269,9 @@ def _source(sf: ScalarFunction, gpu: bool) -> str:
     return print_source([fdef])
 
 
-def check_results(sf: ScalarFunction, want: Dtypes, what: str) -> None:
-    """A combine must return what it takes: the same number of leaves, each castable."""
-    if len(sf.result_dtypes) != len(want):
-        raise TypeMismatch.at(
-            f"{what} returns {len(sf.result_dtypes)} value(s) but its operands have "
-            f"{len(want)}: a combine function returns the type of its arguments",
-            sf.ir.span,
-        )
-
-
-def require(cond: bool, message: str) -> None:
-    """Raise an ``OffloadError`` with ``message`` unless ``cond``."""
-    if not cond:
-        raise OffloadError(message)
-
-
 __all__ = [
     "Dtypes",
     "ScalarFunction",
-    "check_results",
     "compile_combine",
     "compile_index_function",
 ]
