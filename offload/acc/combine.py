@@ -24,6 +24,7 @@ from __future__ import annotations
 import ast
 import threading
 import types
+from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -123,8 +124,27 @@ class ScalarFunction:
         ]
 
 
-_CACHE: dict[tuple[object, ...], ScalarFunction] = {}
+CACHE_ENTRIES = 256
+"""Lowerings kept (least recently used dropped): an entry holds its function and what
+the function captures alive, and a closure made per call (``scatter``'s) is a new entry."""
+_CACHE: OrderedDict[tuple[object, ...], ScalarFunction] = OrderedDict()
 _LOCK = threading.Lock()
+
+
+def _cached(key: tuple[object, ...]) -> ScalarFunction | None:
+    with _LOCK:
+        hit = _CACHE.get(key)
+        if hit is not None:
+            _CACHE.move_to_end(key)
+    return hit if hit is not None and _same_kinds(hit) else None
+
+
+def _remember(key: tuple[object, ...], sf: ScalarFunction) -> ScalarFunction:
+    with _LOCK:
+        _CACHE[key] = sf
+        while len(_CACHE) > CACHE_ENTRIES:
+            _CACHE.popitem(last=False)
+    return sf
 
 
 def compile_combine(
@@ -135,17 +155,13 @@ def compile_combine(
     _require_function(f, what)
     dts = tuple(tuple(d.str for d in o) for o in operands)
     key = ("ops", f.__code__, _closure_key(f), dts, fname)
-    with _LOCK:
-        hit = _CACHE.get(key)
-    if hit is not None and _same_kinds(hit):
+    hit = _cached(key)
+    if hit is not None:
         return hit
     node = _Operands(f, operands)
     lowered = check_and_lower(node, 1)
     operand_caps = {k for k, p in enumerate(lowered.captures) if _is_operand(p.steps)}
-    sf = _finish(fname, lowered, node, operand_caps, node.n_leaves)
-    with _LOCK:
-        _CACHE[key] = sf
-    return sf
+    return _remember(key, _finish(fname, lowered, node, operand_caps, node.n_leaves))
 
 
 def compile_index_function(
@@ -154,15 +170,11 @@ def compile_index_function(
     """``ix(i0, ..., i<rank-1>)`` of int64 indices (permute's index function)."""
     _require_function(ix, what)
     key = ("ix", ix.__code__, _closure_key(ix), rank, fname)
-    with _LOCK:
-        hit = _CACHE.get(key)
-    if hit is not None and _same_kinds(hit):
+    hit = _cached(key)
+    if hit is not None:
         return hit
     lowered = check_and_lower(ix, rank)
-    sf = _finish(fname, lowered, ix, set(), rank)
-    with _LOCK:
-        _CACHE[key] = sf
-    return sf
+    return _remember(key, _finish(fname, lowered, ix, set(), rank))
 
 
 def _closure_key(f: Any) -> tuple[int, ...]:
