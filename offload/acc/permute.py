@@ -112,6 +112,9 @@ class Permute(Collective):
     def functions(self) -> tuple[NodeFunction, ...]:
         return (NodeFunction("f", self.f), NodeFunction("ix", self.ix))
 
+    def static_key(self) -> tuple[object, ...]:
+        return (self.name,)
+
     def sources(self) -> tuple[tuple[str, object], ...]:
         return (("defaults", self.defaults), ("a", self.a))
 

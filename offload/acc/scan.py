@@ -126,6 +126,9 @@ class Scan(Collective):
     def functions(self) -> tuple[NodeFunction, ...]:
         return (NodeFunction("f", self.f),)
 
+    def static_key(self) -> tuple[object, ...]:
+        return (self.name, self.right, self.total, self.z is None, self.seg is None)
+
     def sources(self) -> tuple[tuple[str, object], ...]:
         out: tuple[tuple[str, object], ...] = (("a", self.a),)
         return out + ((("seg", self.seg),) if self.seg is not None else ())
@@ -276,6 +279,9 @@ class Part(Collective):
 
     def functions(self) -> tuple[NodeFunction, ...]:
         return ()
+
+    def static_key(self) -> tuple[object, ...]:
+        return (self.index,)
 
     def sources(self) -> tuple[tuple[str, object], ...]:
         return (("whole", self.whole),)

@@ -89,3 +89,20 @@ def test_index_function_reads_its_captured_array() -> None:
     assert sf.params == ["p0", "u0"]
     assert sf.captures()[0] is data
     assert "u0[np.uint64(p0)]" in sf.source(gpu=True)
+
+
+def test_structural_keys_tell_scan_forms_apart() -> None:
+    from offload.acc import scan as S
+    from offload.frontend.nodes import delayed_key
+
+    a = np.arange(4.0)
+
+    def f(x: Any, y: Any) -> Any:
+        return x + y
+
+    keys = {
+        delayed_key(n)
+        for n in (S.scanl(f, 0.0, a), S.scanl1(f, a), S.scanr(f, 0.0, a), S.scanr1(f, a),
+                  *S.scanl_total(f, 0.0, a), S.scanl1_seg(f, a, np.array([4])))
+    }  # fmt: skip
+    assert len(keys) == 7
