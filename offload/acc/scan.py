@@ -61,7 +61,12 @@ from offload.acc.skeletons.operands import (
     source_shape,
     target_of,
 )
-from offload.acc.skeletons.scan_gpu_src import staged_scan_module, staged_threads
+from offload.acc.skeletons.scan_gpu_src import (
+    TAIL_MAX,
+    staged_scan_module,
+    staged_threads,
+    tail_kernel,
+)
 from offload.acc.skeletons.scan_src import combine_wrapper, scan_module
 from offload.acc.skeletons.segments import segment_layout
 from offload.frontend.nodes import NodeFunction
@@ -213,8 +218,11 @@ class ScanJob:
         chunk = chunk_size(self.target, length, self.mode)
         tb = self.staged_threads() if chunk == GPU_CHUNK else None
         src = self.source(tb)
-        names = (["ol_comb", "cmb"], ["totals", "rescan"])
-        module = compile_module(self.target, src, *names, {}, threads=tb)
+        kernels = ["totals", "rescan"]
+        if self.target in GPU_TARGETS:
+            src += "\n\n" + tail_kernel(len(self.dts), len(self.caps), GPU_CHUNK) + "\n"
+            kernels.append("tail")
+        module = compile_module(self.target, src, ["ol_comb", "cmb"], kernels, {}, threads=tb)
         self._level(module, (xs, zs, outs), (has_z, int(self.right)), (rows, length, chunk))
         return outs
 
@@ -261,8 +269,29 @@ class ScanJob:
         totals = [xp.empty((rows, nch), dt) for dt in self.dts]
         module.launch("totals", rows * nch, *head, *xs, *zs, *totals, *self.caps)
         carries = [xp.empty((rows, nch), dt) for dt in self.dts]
-        self._level(module, (totals, zs, carries), (0, 0), (rows, nch, chunk))
+        if self.target in GPU_TARGETS and rows * nch <= TAIL_MAX:
+            self._tail(module, totals, carries, (rows, nch, chunk))
+        else:
+            self._level(module, (totals, zs, carries), (0, 0), (rows, nch, chunk))
         module.launch("rescan", rows * nch, *head, *xs, *zs, *carries, *outs, *self.caps)
+
+    def _tail(
+        self, module: Module, xs: list[Any], outs: list[Any], sizes: tuple[int, int, int]
+    ) -> None:
+        """What ``_level`` computes for ``xs`` (no neutral element, forward), every level in
+        one launch of one block (``scan_gpu_src.tail_kernel``)."""
+        rows, length, chunk = sizes
+        lens = [length]
+        while lens[-1] > chunk:
+            lens.append(cdiv(lens[-1], chunk))
+        offs = np.concatenate([[0], np.cumsum([rows * n for n in lens])]).astype(np.int64)
+        xp = xp_for(self.target)
+        scratch = int(offs[-1])
+        st = [xp.empty(scratch, dt) for dt in self.dts]
+        sc = [xp.empty(scratch, dt) for dt in self.dts]
+        lens_a, offs_a = xp.asarray(np.array(lens, np.int64)), xp.asarray(offs[:-1])
+        head = (np.int64(rows), np.int64(len(lens)), lens_a, offs_a)
+        module.launch("tail", rows * length, *head, *xs, *outs, *st, *sc, *self.caps, blocks=1)
 
 
 @dataclass(frozen=True, eq=False)

@@ -108,3 +108,15 @@ def test_permute_destinations_and_groups_compile() -> None:
                        groups_kernel("gpu", 1, 0)])  # fmt: skip
     x = np.zeros(4, np.float32)
     _entry(kernel_ptx(src, ["ol_comb", "cmb"], "groups", [i, dst, dst, x, x]), "groups")
+
+
+def test_one_block_tail_kernel_compiles() -> None:
+    from offload.acc.skeletons.scan_gpu_src import tail_kernel
+
+    sf = compile_combine(add, ((F32,), (F32,)), "ol_comb", "test")
+    job = ScanJob("gpu", "deterministic", sf, (F32,), [])
+    src = job.source() + "\n\n" + tail_kernel(1, 0, 32)
+    x, flat, ints = np.zeros((2, 3), np.float32), np.zeros(4, np.float32), np.zeros(3, np.int64)
+    i = np.int64(0)
+    ptx = kernel_ptx(src, ["ol_comb", "cmb"], "tail", [i, i, i, ints, ints, x, x, flat, flat])
+    assert "bar.sync" in _entry(ptx, "tail")

@@ -47,6 +47,23 @@ def test_three_level_tree_equals_compute_s_in_cross_target_mode() -> None:
     assert again.tobytes() == sim.tobytes()  # the default mode: the same tree, run to run
 
 
+@pytest.mark.parametrize(("dtype", "tail"), [("float32", True), ("int64", True),
+                                             ("float32", False)])  # fmt: skip
+def test_one_block_tail_equals_the_level_by_level_tree(
+    dtype: str, tail: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # 2 rows x 40_000: 1250 chunks per row, whose scan (lengths 1250, 40, 2) one block
+    # finishes in one launch (or, with the tail off, one launch pair per level as on a
+    # large input); compute_s runs the same tree level by level
+    if not tail:
+        monkeypatch.setattr(S, "TAIL_MAX", 0)
+    a = (np.random.default_rng(6).standard_normal((2, 40_000)) * 100).astype(dtype)
+    node = S.scanl(add, a.dtype.type(1), a)
+    sim = np.asarray(compute(node, "gpu-sim", "cross_target"))
+    seq = np.asarray(compute(node, "cpu-seq", "cross_target"))
+    assert sim.tobytes() == seq.tobytes()
+
+
 def test_segmented_scan_with_empty_segments_in_the_simulator() -> None:
     a = np.arange(1, 41, dtype=np.int32).reshape(2, 20)
     seg = np.array([0, 5, 0, 15, 0])

@@ -72,8 +72,9 @@ class Module:
     threads: int | None = None
     """Threads per block of a GPU module whose kernels assume a fixed block size."""
 
-    def launch(self, kernel: str, items: int, *args: Any) -> None:
-        """Run ``kernel`` over ``items`` work items (its first argument)."""
+    def launch(self, kernel: str, items: int, *args: Any, blocks: int | None = None) -> None:
+        """Run ``kernel`` over ``items`` work items (its first argument); ``blocks`` fixes
+        a GPU grid (a kernel that runs in one block)."""
         if items <= 0:
             return
         fn = self.kernels[kernel]
@@ -81,8 +82,8 @@ class Module:
             threads = SIM_THREADS if self.target == "gpu-sim" else THREADS
             threads = self.threads or threads
             most = SIM_MAX_BLOCKS if self.target == "gpu-sim" else MAX_BLOCKS
-            blocks = max(1, min(most, -(-items // threads)))
-            fn[blocks, threads](np.int64(items), *args)
+            grid = blocks or max(1, min(most, -(-items // threads)))
+            fn[grid, threads](np.int64(items), *args)
         else:
             fn(np.int64(items), *args)
 

@@ -131,3 +131,93 @@ def staged_scan_module(
     )  # fmt: skip
     consts = f"TB = {tb}\nCH = {ch}\n"
     return "\n\n".join([consts, combine_src, wrapper_src, totals, rescan]) + "\n"
+
+
+TAIL_MAX = 1 << 16
+"""Rows x length of a chunk-totals scan that one block finishes in one launch (``tail``)."""
+
+
+def tail_kernel(m: int, n_caps: int, ch: int) -> str:
+    """``tail(items, rows, nlev, lens, offs, x.., c.., st.., sc.., u..)``: the whole chunk
+    tree of the (rows, lens[0]) array ``x`` -- what ``ScanJob._level`` does in one launch
+    per level -- in one block, levels apart by ``syncthreads``: the same chunks, the same
+    order, the same bits. ``st``/``sc`` are flat scratch arrays holding each level's
+    inputs and inclusive scans at ``offs[j]`` (level ``j`` has rows x ``lens[j]``
+    elements, the last at most ``ch``)."""
+    caps = _names("u", n_caps)
+    acc, e, ec = _names("acc", m), _names("e", m), _names("ec", m)
+    xs, cs, sts, scs = (_names(p, m) for p in ("x", "c", "st", "sc"))
+
+    def each(count: str, body: str) -> str:
+        return f"w = tid\nwhile w < {count}:\n" + _indent(body + "\nw += nt") + "\nsyncthreads()"
+
+    def read(into: list[str], at: str) -> str:
+        return "\n".join(f"{v} = {s}[{at}]" for v, s in zip(into, sts, strict=True))
+
+    def write(at: str) -> str:
+        return "\n".join(f"{s}[{at}] = acc{k}" for k, s in enumerate(scs))
+
+    copy_in = each(
+        "rows * lens[0]",
+        "r = w // lens[0]\nk = w - r * lens[0]\n"
+        + "\n".join(f"{s}[w] = {x}[r, k]" for s, x in zip(sts, xs, strict=True)),
+    )
+    chunk_head = (
+        "r = w // ln\nci = w - r * ln\nk0 = ci * CH\nk1 = min(k0 + CH, lj)\nrow0 = oj + r * lj\n"
+    )
+    down = each(
+        "rows * ln",
+        chunk_head
+        + read(acc, "row0 + k0")
+        + "\nfor k in range(k0 + 1, k1):\n"
+        + _indent(read(e, "row0 + k") + "\n" + _apply(caps, acc, e))
+        + "\n"
+        + "\n".join(f"{s}[on + w] = acc{k}" for k, s in enumerate(sts)),
+    )
+    bottom = each(
+        "rows",
+        "row0 = oj + w * lj\n"
+        + read(acc, "row0")
+        + "\n"
+        + write("row0")
+        + "\nfor k in range(1, lj):\n"
+        + _indent(read(e, "row0 + k") + "\n" + _apply(caps, acc, e) + "\n" + write("row0 + k")),
+    )
+    up = each(
+        "rows * ln",
+        chunk_head
+        + read(e, "row0 + k0")
+        + "\nif ci > 0:\n"
+        + _indent(
+            "\n".join(f"{v} = {s}[on + w - 1]" for v, s in zip(ec, scs, strict=True))
+            + "\n"
+            + _apply(caps, ec, e)
+        )
+        + "\nelse:\n"
+        + _indent("\n".join(f"acc{k} = e{k}" for k in range(m)))
+        + "\n"
+        + write("row0 + k0")
+        + "\nfor k in range(k0 + 1, k1):\n"
+        + _indent(read(e, "row0 + k") + "\n" + _apply(caps, acc, e) + "\n" + write("row0 + k")),
+    )
+    copy_out = each(
+        "rows * lens[0]",
+        "r = w // lens[0]\nk = w - r * lens[0]\n"
+        + "\n".join(f"{c}[r, k] = {s}[w]" for c, s in zip(cs, scs, strict=True)),
+    )
+    level = "lj = lens[j]\nln = lens[j + 1]\noj = offs[j]\non = offs[j + 1]\n"
+    body = (
+        "tid = np.int64(cuda.threadIdx.x)\n"
+        "nt = np.int64(cuda.blockDim.x)\n"
+        f"{copy_in}\n"
+        "for j in range(nlev - 1):\n"
+        + _indent(level + down)
+        + "\nj = nlev - 1\nlj = lens[j]\noj = offs[j]\n"
+        + bottom
+        + "\nfor jj in range(nlev - 1):\n"
+        + _indent("j = nlev - 2 - jj\n" + level + up)
+        + f"\n{copy_out}\n"
+    )
+    body = body.replace("syncthreads()", "cuda.syncthreads()")
+    params = ["items", "rows", "nlev", "lens", "offs", *xs, *cs, *sts, *scs, *caps]
+    return f"CH = {ch}\n\n\ndef tail({', '.join(params)}):\n" + _indent(body)
