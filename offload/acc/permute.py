@@ -246,7 +246,7 @@ def _combine(
         module.launch("atomic_cas", n, dst, xs[0], outs[0], bits, *caps)
         return
     xp = xp_for(target)
-    order = xp.argsort(dst, kind="stable") if xp is np else xp.argsort(dst)
+    order = _by_destination(xp, dst, int(outs[0].shape[0]))
     src = "\n\n".join([*base, groups_kernel(target, len(dts), len(caps))])
     module = compile_module(target, src, helpers, ["groups"], {})
     module.launch("groups", n, order, dst, *xs, *outs, *caps)
@@ -263,6 +263,16 @@ def cpu_tasks(n: int, dests: int) -> int:
     ``4 n`` values."""
     tasks = min(MAX_TASKS, n // PARTIAL_TASK)
     return tasks if tasks > 1 and tasks * dests <= 4 * n else 1
+
+
+def _by_destination(xp: Any, dst: Any, dests: int) -> Any:
+    """Source positions sorted by destination, in source order within a destination (the
+    key ``d * n + s`` is unique, so no sort's stability is relied on)."""
+    n = int(dst.shape[0])
+    if dests * n >= 1 << 62:  # (a key would overflow: NumPy's stable sort)
+        return xp.argsort(dst, kind="stable")
+    key = xp.where(dst >= 0, dst * n + xp.arange(n, dtype=np.int64), -1)
+    return xp.argsort(key)
 
 
 def _partials(
