@@ -77,11 +77,11 @@ class Filter(Collective):
         if len(pf.result_dtypes) != 1:
             raise TypeMismatch(f"{what} returns {len(pf.result_dtypes)} values, not one")
         xp = xp_for(target)
-        xs = [working(target, x) for x in components(sources["a"])]
+        xs = [working(target, x, ctx.backend) for x in components(sources["a"])]
         n = int(xs[0].shape[0])
         if n == 0:
             return pack([deliver(ctx, target, x[:0].copy()) for x in xs])
-        caps = captured(target, pf.captures())
+        caps = captured(target, pf.captures(), ctx.backend)
         gpu = target in GPU_TARGETS
         src = "\n\n".join([pf.source(gpu), flags_kernel(target, len(xs), len(caps))])
         flg = xp.empty(n, np.int64)

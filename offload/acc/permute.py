@@ -141,13 +141,15 @@ def run_permute(
     ixf = compile_index_function(ix, len(sshape), "ixf", f"{node.name}'s index function")
     _check_index_results(ixf, len(dshape), node.name)
     xp = xp_for(target)
-    outs = [working(target, d).reshape(-1).copy() for d in components(sources["defaults"])]
-    xs = [working(target, x).reshape(-1) for x in components(sources["a"])]
+    outs = [
+        working(target, d, ctx.backend).reshape(-1).copy() for d in components(sources["defaults"])
+    ]
+    xs = [working(target, x, ctx.backend).reshape(-1) for x in components(sources["a"])]
     xs = [x.astype(dt, copy=False) for x, dt in zip(xs, dts, strict=True)]
     n = int(np.prod(sshape, dtype=np.int64))
     if n > 0:
-        caps = captured(target, sf.captures())
-        icaps = captured(target, ixf.captures())
+        caps = captured(target, sf.captures(), ctx.backend)
+        icaps = captured(target, ixf.captures(), ctx.backend)
         dst = xp.empty(n, np.int64)
         err = xp.zeros(1 + len(dshape), np.int64)
         gpu = target in GPU_TARGETS
@@ -309,7 +311,7 @@ class Scatter(Permute):
         return (("defaults", self.defaults), ("a", self.a), ("to", self.to))
 
     def materialise(self, ctx: Context, sources: Mapping[str, Any]) -> Any:
-        to = working(target_of(ctx), sources["to"])
+        to = working(target_of(ctx), sources["to"], ctx.backend)
         return run_permute(ctx, self, _index_reader(to), sources)
 
 

@@ -146,12 +146,12 @@ class Scan(Collective):
         mode = check_determinism(ctx)
         dts = source_dtypes(self.a)
         sf = combine_for(self.f, dts, f"{self.name}'s combine function")
-        xs = [working(target, c) for c in components(sources["a"])]
+        xs = [working(target, c, ctx.backend) for c in components(sources["a"])]
         *lead, n = xs[0].shape
         rows = int(np.prod(lead, dtype=np.int64)) if lead else 1
         xs = [x.reshape(rows, n) for x in xs]
         zs = neutral(self.z, dts, self.name) if self.z is not None else [dt.type(0) for dt in dts]
-        caps = captured(target, sf.captures())
+        caps = captured(target, sf.captures(), ctx.backend)
         if self.seg is not None:
             outs = self._segmented((target, mode, sf, caps), xs, zs, sources["seg"])
         else:

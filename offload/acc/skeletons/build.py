@@ -217,12 +217,15 @@ def xp_for(target: str) -> Any:
     return np
 
 
-def working(target: str, x: Any) -> Any:
+def working(target: str, x: Any, backend: Any = None) -> Any:
     """``x`` as a C-contiguous working array of the target (a CuPy array on the GPU, a
-    host array in the simulator and on the CPU)."""
+    host array in the simulator and on the CPU). On the GPU a host array goes through
+    ``backend.prepare_captures`` where the call's backend has it: a managed array is read
+    in place (prefetched) and an array frozen with ``ol.use`` from its cached device copy,
+    as an element-function kernel reads them; else it is copied."""
     if is_gpu(target):
         cp = xp_for(target)
-        view = managed_view(cp, x)
+        view = _backend_view(cp, x, backend)
         return cp.ascontiguousarray(x if view is None else view)
     if hasattr(x, "__cuda_array_interface__") and hasattr(x, "get"):
         x = x.get()
@@ -267,10 +270,32 @@ def cdiv(a: int, b: int) -> int:
     return -(-a // b)
 
 
-def captured(target: str, values: Sequence[Any]) -> list[Any]:
+def captured(target: str, values: Sequence[Any], backend: Any = None) -> list[Any]:
     """A scalar function's captured values for a kernel of ``target``: arrays as working
     arrays, scalars (NumPy scalars included) as they are."""
-    return [working(target, v) if _is_array(v) else v for v in values]
+    return [working(target, v, backend) if _is_array(v) else v for v in values]
+
+
+def _backend_view(cp: Any, x: Any, backend: Any) -> Any:
+    """A CuPy array over the device memory ``backend.prepare_captures`` gives a NumPy
+    array (see ``working``), or ``None`` (no such backend, or not a host array)."""
+    prepare = getattr(backend, "prepare_captures", None)
+    if prepare is None or not isinstance(x, np.ndarray) or x.size == 0:
+        return None
+    arg = prepare([x])[0]
+    if not isinstance(arg, tuple) or len(arg) != 4:
+        return None
+    ptr, shape, strides, keep = arg
+    item = x.dtype.itemsize
+    lo = min([0, *((n - 1) * s for n, s in zip(shape, strides, strict=True) if s < 0)])
+    hi = max([0, *((n - 1) * s for n, s in zip(shape, strides, strict=True) if s > 0)])
+    mem = cp.cuda.UnownedMemory(int(ptr) + lo * item, (hi - lo + 1) * item, keep)
+    return cp.ndarray(
+        tuple(shape),
+        x.dtype,
+        cp.cuda.MemoryPointer(mem, -lo * item),
+        strides=tuple(s * item for s in strides),
+    )
 
 
 def _is_array(v: Any) -> bool:
