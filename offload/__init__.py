@@ -26,6 +26,18 @@ from offload.acc import (
     stencil,
     transpose,
 )
+from offload.acc.filter import filter
+from offload.acc.permute import IGNORE, PermuteIndexError, permute, scatter
+from offload.acc.scan import (
+    scanl,
+    scanl1,
+    scanl1_seg,
+    scanl_seg,
+    scanl_total,
+    scanr,
+    scanr1,
+    scanr_total,
+)
 from offload.api import compute_g, compute_p, compute_s
 from offload.config import config
 from offload.delayed import Delayed, backpermute, from_function, map, reshape, traverse, zip_with
@@ -60,12 +72,14 @@ def use(array: Any) -> Any:
 
 __all__ = [
     "ALL",
+    "IGNORE",
     "AllocationNotAllowed",
     "CompileError",
     "Delayed",
     "GPUUnavailable",
     "KernelFault",
     "OffloadError",
+    "PermuteIndexError",
     "RecursionNotAllowed",
     "SourceUnavailable",
     "TypeMismatch",
@@ -80,6 +94,7 @@ __all__ = [
     "constant",
     "explain",
     "extend",
+    "filter",
     "fold",
     "fold1",
     "fold_all",
@@ -87,9 +102,19 @@ __all__ = [
     "from_function",
     "generate",
     "map",
+    "permute",
     "replicate",
     "reshape",
     "reverse",
+    "scanl",
+    "scanl1",
+    "scanl1_seg",
+    "scanl_seg",
+    "scanl_total",
+    "scanr",
+    "scanr1",
+    "scanr_total",
+    "scatter",
     "slice",
     "stencil",
     "transpose",

@@ -184,6 +184,16 @@ def _smvm(inp: dict[str, Any]) -> Callable[[], Outputs]:
     return run
 
 
+def _histogram(inp: dict[str, Any]) -> Callable[[], Outputs]:
+    x, bins = inp["x"], inp["params"].bins
+    return lambda: (np.bincount(np.minimum((x * np.float32(bins)).astype(np.int64), bins - 1),
+                                minlength=bins),)  # fmt: skip
+
+
+def _prefix_sum(inp: dict[str, Any]) -> Callable[[], Outputs]:
+    return lambda: (np.cumsum(inp["x"]),)
+
+
 def _numpy(prep: Callable[[dict[str, Any]], Callable[[], Outputs]]) -> list[Peer]:
     return [Peer("numpy", on_gpu=False, prepare=prep)]
 
@@ -202,5 +212,7 @@ PEERS: dict[str, list[Peer]] = {
     "mandelbrot": _numpy(_mandelbrot),
     "nbody-accelerate": _numpy(_nbody(1.0, 1e-4, with_mass=True)),
     "smvm": _numpy(_smvm),
+    "histogram": _numpy(_histogram),
+    "prefix-sum": _numpy(_prefix_sum),
 }
 _ = conv2d  # the kernel K comes with the inputs

@@ -227,6 +227,22 @@ def _sum_jax(inp: dict[str, Any]) -> Callable[[], Outputs]:
     return _jax_loop(lambda x: jnp.sum(x).reshape(1), _jax_put(inp, "x"), 1)
 
 
+def _histogram_cupy(inp: dict[str, Any]) -> Callable[[], Outputs]:
+    import cupy
+
+    x, bins = cupy.asarray(inp["x"]), inp["params"].bins
+    scale = cupy.float32(bins)
+    return lambda: (cupy.bincount(cupy.minimum((x * scale).astype(cupy.int64), bins - 1),
+                                  minlength=bins),)  # fmt: skip
+
+
+def _prefix_sum_cupy(inp: dict[str, Any]) -> Callable[[], Outputs]:
+    import cupy
+
+    x = cupy.asarray(inp["x"])
+    return lambda: (cupy.cumsum(x),)
+
+
 PEERS: dict[str, list[Peer]] = {
     "blackscholes": [
         Peer("cupy", True, _bs_cupy(fused=False), ("cupy",)),
@@ -252,4 +268,6 @@ PEERS: dict[str, list[Peer]] = {
         Peer("cupy", True, _sum_cupy, ("cupy",)),
         Peer("jax", True, _sum_jax, ("jax",)),
     ],
+    "histogram": [Peer("cupy.bincount", True, _histogram_cupy, ("cupy",))],
+    "prefix-sum": [Peer("cupy.cumsum", True, _prefix_sum_cupy, ("cupy",))],
 }

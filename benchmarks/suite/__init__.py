@@ -8,10 +8,12 @@ from benchmarks.suite import (
     conv1d,
     conv2d,
     dotp,
+    histogram,
     mandelbrot,
     mmult,
     nbody,
     nbody_acc,
+    prefix_sum,
     smvm,
     stencil7,
     treesearch,
@@ -35,6 +37,8 @@ ALL: dict[str, Benchmark] = {
         mandelbrot,
         nbody_acc,
         smvm,
+        histogram,
+        prefix_sum,
     )
 }
 # The element-function forms of the Accelerate-form benchmarks (a second configuration).
@@ -53,4 +57,13 @@ HASKELL_GAP = (
     "treesearch",
     "volume-rendering",
 )
-ACCELERATE = ("dotp", "dotp-element", "mandelbrot", "nbody-accelerate", "smvm", "smvm-element")
+ACCELERATE = (
+    "dotp",
+    "dotp-element",
+    "mandelbrot",
+    "nbody-accelerate",
+    "smvm",
+    "smvm-element",
+    "histogram",
+    "prefix-sum",
+)

@@ -1,0 +1,101 @@
+"""``filter(pred, a)``: the elements of the vector ``a`` (a tuple of vectors for tuples)
+for which ``pred`` holds, in their order.
+
+Three steps on every target (Accelerate's filter, without its defaults copy): kernel
+``flags`` evaluates ``pred`` once per element; an exclusive ``+`` scan of the flags
+(``offload.acc.scan``, integers: exact, so every mode gives the same result) gives each
+kept element's position and the count; kernel ``place`` writes the kept elements there.
+Cost: two passes over ``a``, one over n int64 flags and the scan's (about 3n int64
+accesses); the result's length is known only after the scan, so the GPU synchronises once
+to read it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from offload.acc.base import Collective, Context
+from offload.acc.combine import compile_combine
+from offload.acc.scan import ScanJob
+from offload.acc.skeletons.build import GPU_TARGETS, captured, compile_module, host, working, xp_for
+from offload.acc.skeletons.deliver import deliver
+from offload.acc.skeletons.operands import (
+    check_determinism,
+    components,
+    pack,
+    source_dtypes,
+    source_shape,
+    target_of,
+)
+from offload.acc.skeletons.permute_src import flags_kernel, place_kernel
+from offload.diagnostics import TypeMismatch
+from offload.frontend.nodes import NodeFunction
+
+Dt = np.dtype[Any]
+I64 = np.dtype(np.int64)
+
+
+def _count_add(a: Any, b: Any) -> Any:
+    return a + b
+
+
+@dataclass(frozen=True, eq=False)
+class Filter(Collective):
+    """``filter(pred, a)`` (module docstring). Its length is known only once computed:
+    ``shape`` gives the upper bound ``a.shape``."""
+
+    pred: Callable[..., Any]
+    a: Any
+
+    def __post_init__(self) -> None:
+        if len(source_shape(self.a)) != 1:
+            raise ValueError(f"filter: the array must be 1-D, not of shape {source_shape(self.a)}")
+
+    @property
+    def shape(self) -> tuple[int, ...]:  # type: ignore[override]
+        return source_shape(self.a)
+
+    def functions(self) -> tuple[NodeFunction, ...]:
+        return (NodeFunction("pred", self.pred),)
+
+    def sources(self) -> tuple[tuple[str, object], ...]:
+        return (("a", self.a),)
+
+    def result_dtypes(self) -> tuple[Dt, ...]:
+        return source_dtypes(self.a)
+
+    def materialise(self, ctx: Context, sources: Mapping[str, Any]) -> Any:
+        target = target_of(ctx)
+        mode = check_determinism(ctx)
+        dts = source_dtypes(self.a)
+        what = "filter's predicate"
+        pf = compile_combine(self.pred, (dts,), "pred", what)
+        if len(pf.result_dtypes) != 1:
+            raise TypeMismatch(f"{what} returns {len(pf.result_dtypes)} values, not one")
+        xp = xp_for(target)
+        xs = [working(target, x, ctx.backend) for x in components(sources["a"])]
+        n = int(xs[0].shape[0])
+        if n == 0:
+            return pack([deliver(ctx, target, x[:0].copy()) for x in xs])
+        caps = captured(target, pf.captures(), ctx.backend)
+        gpu = target in GPU_TARGETS
+        src = "\n\n".join([pf.source(gpu), flags_kernel(target, len(xs), len(caps))])
+        flg = xp.empty(n, np.int64)
+        compile_module(target, src, ["pred"], ["flags"], {}).launch("flags", n, *xs, flg, *caps)
+        add = compile_combine(_count_add, ((I64,), (I64,)), "ol_comb", "filter's count")
+        job = ScanJob(target, mode, add, (I64,), [])
+        (pos,) = job.run([flg.reshape(1, n)], [np.int64(0)], 1, 1, n + 1)
+        count = int(host(pos[0, n]))
+        outs = [xp.empty(count, x.dtype) for x in xs]
+        module = compile_module(target, place_kernel(target, len(xs)), [], ["place"], {})
+        module.launch("place", n, flg, pos.reshape(n + 1), *xs, *outs)
+        return pack([deliver(ctx, target, o) for o in outs])
+
+
+def filter(pred: Callable[..., Any], a: Any) -> Filter:
+    """The elements of the vector ``a`` where ``pred(a[i])`` holds, in order."""
+    return Filter(pred, a)

@@ -1,0 +1,341 @@
+"""Forward permutation: ``permute(f, defaults, ix, a)`` and ``scatter(to, defaults, a)``.
+
+    permute(f, defaults, ix, a)   out = copy of defaults; for each index i of a, in order:
+                                      d = ix(*i); unless d is IGNORE: out[d] = f(a[i], out[d])
+    scatter(to, defaults, a)      permute with f(new, old) = new and ix(i) = to[i] (1-D)
+
+``f`` is applied as Accelerate applies it, ``f(new, old)``; it should be associative and
+commutative when several sources meet one destination and the result must not depend on
+the mode. ``ix`` returns an index tuple of the result's rank (an int for rank 1), or
+``IGNORE`` (any coordinate equal to ``IGNORE``, e.g. ``(IGNORE, IGNORE)`` for rank 2) to
+drop the element. A destination outside the result raises ``PermuteIndexError`` naming
+the source index and the destination; nothing is written out of bounds.
+
+**Determinism and cost.**
+
+* ``deterministic`` (default) and ``cross_target``: ``compute_s`` and the GPU combine the
+  elements meeting at one destination in source order (the GPU gives the bits of
+  ``compute_s``). ``compute_p`` computes the destinations in parallel; in
+  ``deterministic`` mode, with more than 2^17 sources and at most ``4 n`` partial values,
+  it then folds fixed slices of the sources (their number set by the sizes alone) into
+  per-task rows in parallel and folds the rows in order (exact combines such as integer
+  ``+`` give the bits of ``compute_s``; float ones differ from them but not from run to
+  run); else, and always under ``cross_target``, it combines in one sequential pass.
+  The GPU sorts the source positions by destination (a stable radix sort: O(n) extra
+  memory, about 4 passes over n 64-bit keys) and folds each destination's group in one
+  thread: a destination that receives a large share of the elements serialises on that
+  thread. An integer ``+``, ``min`` or ``max`` (exact
+  and order-independent) uses native atomics instead, in every mode.
+* ``fast``: the GPU combines with native atomics (``add`` on 32/64-bit ints and floats,
+  ``min``/``max`` on ints) or a compare-and-swap loop for any other single-component
+  combine of 32 or 64 bits; float results then depend on the order in which threads
+  arrive. Tuples and 8/16-bit types take the deterministic path. The CPU is as above.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from offload.acc.base import Collective, Context
+from offload.acc.combine import ScalarFunction, compile_combine, compile_index_function
+from offload.acc.skeletons.build import (
+    GPU_TARGETS,
+    captured,
+    compile_module,
+    host,
+    working,
+    xp_for,
+)
+from offload.acc.skeletons.deliver import deliver
+from offload.acc.skeletons.operands import (
+    check_determinism,
+    components,
+    pack,
+    source_dtypes,
+    source_shape,
+    target_of,
+)
+from offload.acc.skeletons.permute_src import (
+    IGNORE,
+    accumulate_kernel,
+    atomic_cas_kernel,
+    atomic_native_kernel,
+    bit_functions,
+    combine_new_old,
+    dests_kernel,
+    groups_kernel,
+    partials_kernels,
+)
+from offload.diagnostics import KernelFault, TypeMismatch
+from offload.frontend.nodes import NodeFunction
+from offload.ir.ops import Opcode
+
+__all__ = ["IGNORE", "Permute", "PermuteIndexError", "permute", "scatter"]
+
+Dt = np.dtype[Any]
+
+
+class PermuteIndexError(KernelFault, IndexError):
+    """A permute's index function sent an element outside the result."""
+
+    rule = "permute-index"
+
+
+@dataclass(frozen=True, eq=False)
+class Permute(Collective):
+    """``permute(f, defaults, ix, a)`` (module docstring)."""
+
+    f: Callable[..., Any]
+    defaults: Any
+    ix: Callable[..., Any]
+    a: Any
+    name: str = "permute"
+
+    def __post_init__(self) -> None:
+        dd, da = source_dtypes(self.defaults), source_dtypes(self.a)
+        if len(dd) != len(da):
+            raise TypeMismatch(
+                f"{self.name}: the defaults have {len(dd)} component(s), the source {len(da)}"
+            )
+        for d, s in zip(dd, da, strict=True):
+            if not np.can_cast(s, d, "same_kind"):
+                raise TypeMismatch(f"{self.name}: source elements of {s} into defaults of {d}")
+
+    @property
+    def shape(self) -> tuple[int, ...]:  # type: ignore[override]
+        return source_shape(self.defaults)
+
+    def functions(self) -> tuple[NodeFunction, ...]:
+        return (NodeFunction("f", self.f), NodeFunction("ix", self.ix))
+
+    def static_key(self) -> tuple[object, ...]:
+        return (self.name,)
+
+    def sources(self) -> tuple[tuple[str, object], ...]:
+        return (("defaults", self.defaults), ("a", self.a))
+
+    def result_dtypes(self) -> tuple[Dt, ...]:
+        return source_dtypes(self.defaults)
+
+    def materialise(self, ctx: Context, sources: Mapping[str, Any]) -> Any:
+        return run_permute(ctx, self, self.ix, sources)
+
+
+def run_permute(
+    ctx: Context, node: Permute, ix: Callable[..., Any], sources: Mapping[str, Any]
+) -> Any:
+    """The permutation of ``node`` with index function ``ix`` on ``ctx``'s target."""
+    target = target_of(ctx)
+    mode = check_determinism(ctx)
+    dts = source_dtypes(node.defaults)
+    dshape = source_shape(node.defaults)
+    sshape = source_shape(node.a)
+    what = f"{node.name}'s combine function"
+    sf = compile_combine(node.f, (dts, dts), "ol_comb", what)
+    if len(sf.result_dtypes) != len(dts):
+        raise TypeMismatch(f"{what} returns {len(sf.result_dtypes)} value(s), not {len(dts)}")
+    ixf = compile_index_function(ix, len(sshape), "ixf", f"{node.name}'s index function")
+    _check_index_results(ixf, len(dshape), node.name)
+    xp = xp_for(target)
+    outs = [
+        working(target, d, ctx.backend).reshape(-1).copy() for d in components(sources["defaults"])
+    ]
+    xs = [working(target, x, ctx.backend).reshape(-1) for x in components(sources["a"])]
+    xs = [x.astype(dt, copy=False) for x, dt in zip(xs, dts, strict=True)]
+    n = int(np.prod(sshape, dtype=np.int64))
+    if n > 0:
+        caps = captured(target, sf.captures(), ctx.backend)
+        icaps = captured(target, ixf.captures(), ctx.backend)
+        dst = xp.empty(n, np.int64)
+        err = xp.zeros(1 + len(dshape), np.int64)
+        gpu = target in GPU_TARGETS
+        src = "\n\n".join(
+            [ixf.source(gpu), dests_kernel(target, len(sshape), len(dshape), len(icaps))]
+        )
+        dm = compile_module(target, src, ["ixf"], ["dests"], {})
+        i64 = np.int64
+        dm.launch("dests", n, *(i64(k) for k in sshape), *(i64(k) for k in dshape), dst, err,
+                  *icaps)  # fmt: skip
+        fault = host(err)
+        if fault[0] != 0:
+            raise _index_error(node.name, int(fault[0]) - 1, fault[1:], sshape, dshape)
+        _combine((target, mode), sf, dts, (dst, xs, outs), caps)
+    return pack([deliver(ctx, target, o.reshape(dshape)) for o in outs])
+
+
+def _check_index_results(ixf: ScalarFunction, rank: int, name: str) -> None:
+    got = ixf.result_dtypes
+    if len(got) != rank or any(d.kind not in "iub" for d in got):
+        shown = ", ".join(str(d) for d in got)
+        raise TypeMismatch(
+            f"{name}'s index function returns ({shown}); the result has rank {rank}: return "
+            f"{rank} integer(s) (a tuple for rank > 1), or IGNORE in each coordinate"
+        )
+
+
+def _index_error(
+    name: str, s: int, dest: Any, sshape: tuple[int, ...], dshape: tuple[int, ...]
+) -> PermuteIndexError:
+    src = tuple(int(i) for i in np.unravel_index(s, sshape)) if sshape else ()
+    to = tuple(int(d) for d in dest)
+    return PermuteIndexError(
+        f"{name}: the index function sends source element {src} to {to}, outside the "
+        f"result's shape {dshape} (return IGNORE to drop an element)"
+    )
+
+
+def _native_op(sf: ScalarFunction, dt: Dt, mode: str) -> str | None:
+    """``add``/``min``/``max`` when the combine is exactly that op of its two operands
+    and the hardware has the atomic (floats: ``add``, and only in ``fast`` mode)."""
+    ops = [op for op in sf.ir.ops() if op.opcode is not Opcode.LOAD]
+    if len(ops) != 1 or sf.user_captures:
+        return None
+    code = ops[0].opcode
+    names = {Opcode.ADD: "add", Opcode.MIN: "min", Opcode.MAX: "max"}
+    if code not in names or dt.itemsize not in (4, 8):
+        return None
+    if dt.kind in "iu":
+        return names[code]
+    if dt.kind == "f" and code is Opcode.ADD and mode == "fast":
+        return "add"
+    return None
+
+
+def _combine(
+    where: tuple[str, str],
+    sf: ScalarFunction,
+    dts: tuple[Dt, ...],
+    arrays: tuple[Any, list[Any], list[Any]],
+    caps: list[Any],
+) -> None:
+    """Combine the sources into the outputs at their destinations ``dst``; ``where`` is
+    (target, determinism mode)."""
+    target, mode = where
+    dst, xs, outs = arrays
+    n = int(dst.shape[0])
+    gpu = target in GPU_TARGETS
+    wrapper = combine_new_old("ol_comb", dts, len(caps))
+    helpers = ["ol_comb", "cmb"]
+    base = [sf.source(gpu), wrapper]
+    if not gpu:
+        tasks = cpu_tasks(n, int(outs[0].shape[0])) if mode == "deterministic" else 1
+        if target == "cpu-par" and tasks > 1:
+            _partials(base, tasks, (dst, xs, outs), caps)
+            return
+        # one sequential pass in source order (the destinations came in parallel)
+        src = "\n\n".join([*base, accumulate_kernel(len(dts), len(caps))])
+        module = compile_module("cpu-seq", src, helpers, ["accumulate"], {})
+        module.kernels["accumulate"](np.int64(n), dst, *xs, *outs, *caps)
+        return
+    native = _native_op(sf, dts[0], mode) if len(dts) == 1 else None
+    if native is not None:
+        src = atomic_native_kernel(target, native)
+        compile_module(target, src, [], ["atomic_native"], {}).launch(
+            "atomic_native", n, dst, xs[0], outs[0]
+        )
+        return
+    if mode == "fast" and len(dts) == 1 and dts[0].itemsize in (4, 8) and dts[0].kind != "b":
+        bits_src, extra = bit_functions(dts[0], simulator=target == "gpu-sim")
+        src = "\n\n".join([*base, bits_src, atomic_cas_kernel(target, len(caps))])
+        # integers swap as they are; floats as the integers of their bits
+        bits = outs[0] if dts[0].kind in "iu" else outs[0].view(f"i{dts[0].itemsize}")
+        helpers += ["to_bits", "from_bits"]
+        module = compile_module(target, src, helpers, ["atomic_cas"], extra)
+        module.launch("atomic_cas", n, dst, xs[0], outs[0], bits, *caps)
+        return
+    xp = xp_for(target)
+    order = _by_destination(xp, dst, int(outs[0].shape[0]))
+    src = "\n\n".join([*base, groups_kernel(target, len(dts), len(caps))])
+    module = compile_module(target, src, helpers, ["groups"], {})
+    module.launch("groups", n, order, dst, *xs, *outs, *caps)
+
+
+PARTIAL_TASK = 1 << 16
+"""Sources per task of ``compute_p``'s partial results (``cpu_tasks``)."""
+MAX_TASKS = 64
+
+
+def cpu_tasks(n: int, dests: int) -> int:
+    """Tasks of ``compute_p``'s permute: fixed by the sizes alone (never by the thread
+    count), and 1 (the sequential pass) where the partial rows would hold more than
+    ``4 n`` values."""
+    tasks = min(MAX_TASKS, n // PARTIAL_TASK)
+    return tasks if tasks > 1 and tasks * dests <= 4 * n else 1
+
+
+def _by_destination(xp: Any, dst: Any, dests: int) -> Any:
+    """Source positions sorted by destination, in source order within a destination (the
+    key ``d * n + s`` is unique, so no sort's stability is relied on)."""
+    n = int(dst.shape[0])
+    if dests * n >= 1 << 62:  # (a key would overflow: NumPy's stable sort)
+        return xp.argsort(dst, kind="stable")
+    key = xp.where(dst >= 0, dst * n + xp.arange(n, dtype=np.int64), -1)
+    return xp.argsort(key)
+
+
+def _partials(
+    base: list[str], tasks: int, arrays: tuple[Any, list[Any], list[Any]], caps: list[Any]
+) -> None:
+    """``compute_p``: each task folds its slice into its own row of partial results, in
+    source order; the rows are folded into the outputs in task order (deterministic;
+    the bits of ``compute_s`` wherever the combine is exact, e.g. integer ``+``)."""
+    dst, xs, outs = arrays
+    n, dests = int(dst.shape[0]), int(outs[0].shape[0])
+    src = "\n\n".join([*base, partials_kernels(len(xs), len(caps))])
+    module = compile_module("cpu-par", src, ["ol_comb", "cmb"], ["partials", "merge"], {})
+    rows = [np.empty((tasks, dests), o.dtype) for o in outs]
+    held = np.zeros((tasks, dests), np.uint8)
+    per = -(-n // tasks)
+    i64 = np.int64
+    module.kernels["partials"](i64(tasks), i64(per), i64(n), dst, *xs, *rows, held, *caps)
+    module.kernels["merge"](i64(dests), i64(tasks), *rows, held, *outs, *caps)
+
+
+def permute(f: Callable[..., Any], defaults: Any, ix: Callable[..., Any], a: Any) -> Permute:
+    """Forward permutation of ``a`` into a copy of ``defaults`` (module docstring)."""
+    return Permute(f, defaults, ix, a)
+
+
+@dataclass(frozen=True, eq=False)
+class Scatter(Permute):
+    """``scatter(to, defaults, a)``: ``out[to[i]] = a[i]`` (the last in source order wins
+    where several meet)."""
+
+    to: Any = None
+
+    def sources(self) -> tuple[tuple[str, object], ...]:
+        return (("defaults", self.defaults), ("a", self.a), ("to", self.to))
+
+    def materialise(self, ctx: Context, sources: Mapping[str, Any]) -> Any:
+        to = working(target_of(ctx), sources["to"], ctx.backend)
+        return run_permute(ctx, self, _index_reader(to), sources)
+
+
+def _replace(new: Any, old: Any) -> Any:
+    return new
+
+
+def _index_reader(to: Any) -> Callable[[int], Any]:
+    def ix(i: int) -> Any:
+        return to[i]
+
+    return ix
+
+
+def scatter(to: Any, defaults: Any, a: Any) -> Scatter:
+    """``out = copy of defaults; out[to[i]] = a[i]`` for each i of the vector ``a``
+    (``to[i] == IGNORE`` drops it; the last of several writes to one place wins)."""
+    for what, x in (("to", to), ("defaults", defaults), ("a", a)):
+        if len(source_shape(x)) != 1:
+            raise ValueError(f"scatter: '{what}' must be a vector, not of shape {source_shape(x)}")
+    if source_shape(to) != source_shape(a):
+        raise ValueError(
+            f"scatter: 'to' has {source_shape(to)[0]} indices for {source_shape(a)[0]} elements"
+        )
+    if source_dtypes(to)[0].kind not in "iu" or len(source_dtypes(to)) != 1:
+        raise TypeError("scatter: 'to' holds integer indices")
+    return Scatter(_replace, defaults, _index_reader(to), a, name="scatter", to=to)

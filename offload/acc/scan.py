@@ -1,0 +1,365 @@
+"""Scans on the innermost axis: ``scanl``, ``scanl1``, ``scanl_total``, ``scanr``, ``scanr1``,
+``scanr_total`` and the segmented ``scanl_seg``, ``scanl1_seg`` (Accelerate's names with
+``'`` spelled ``_total``).
+
+    scanl(f, z, a)        [z, f(z, a0), f(f(z, a0), a1), ...]          length n + 1
+    scanl1(f, a)          [a0, f(a0, a1), ...]                         length n
+    scanl_total(f, z, a)  (scanl(f, z, a)[..., :n], scanl(f, z, a)[..., n])
+    scanr(f, z, a)        [..., f(a[n-2], f(a[n-1], z)), f(a[n-1], z), z]
+    scanr1(f, a)          [..., f(a[n-2], a[n-1]), a[n-1]]
+    scanr_total(f, z, a)  (scanr(f, z, a)[..., 1:], scanr(f, z, a)[..., 0])
+    scanl_seg(f, z, a, seg)   scanl of each segment (lengths ``seg``): n + len(seg)
+    scanl1_seg(f, a, seg)     scanl1 of each segment: length n
+
+``f`` must be associative (it need not be commutative); ``z`` is its neutral element; a
+tuple array scans tuples (``f`` takes and returns tuples). Ranks above one scan every row.
+
+**Determinism and cost.** Every scan is a reduce-then-scan over chunks whose size is fixed
+by the row length alone (``offload.acc.skeletons.scan_src``): the result never depends
+on timing or on where the input sits in memory, in every mode. The modes differ in the
+chunk tree the CPU uses:
+
+* ``deterministic`` (default): ``compute_s`` folds each row left to right in one chunk
+  (n combines, the sequential cost); ``compute_p`` uses chunks of ``CPU_CHUNK`` (about
+  2n combines and a second pass over the data, spread over the cores); the GPU uses
+  chunks of ``GPU_CHUNK`` (2n combines, about three passes over the data).
+* ``cross_target``: the CPU targets use the GPU's chunks, so every target gives the same
+  bits; ``compute_s`` then does about 2n combines instead of n.
+* ``fast``: the same as ``deterministic`` (a scan has no cheaper nondeterministic form
+  here).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from offload.acc.base import Collective, Context
+from offload.acc.combine import ScalarFunction
+from offload.acc.skeletons.build import (
+    GPU_TARGETS,
+    SIM_THREADS,
+    THREADS,
+    Module,
+    captured,
+    cdiv,
+    compile_module,
+    working,
+    xp_for,
+)
+from offload.acc.skeletons.deliver import deliver
+from offload.acc.skeletons.operands import (
+    check_determinism,
+    combine_for,
+    components,
+    neutral,
+    pack,
+    source_dtypes,
+    source_shape,
+    target_of,
+)
+from offload.acc.skeletons.scan_gpu_src import (
+    TAIL_MAX,
+    staged_scan_module,
+    staged_threads,
+    tail_kernel,
+)
+from offload.acc.skeletons.scan_src import combine_wrapper, scan_module
+from offload.acc.skeletons.segments import segment_layout
+from offload.frontend.nodes import NodeFunction
+
+GPU_CHUNK = 32
+"""Elements per chunk (per GPU thread) of the GPU's chunk tree, and the CPU's under
+``cross_target``."""
+CPU_CHUNK = 8192
+"""Elements per parallel task of ``compute_p``'s chunk tree (``deterministic``)."""
+
+Dt = np.dtype[Any]
+
+
+def chunk_size(target: str, length: int, determinism: str) -> int:
+    """The chunk of the scan tree of a row of ``length``: a function of the length, the
+    target kind and the mode only."""
+    if target in GPU_TARGETS or determinism == "cross_target":
+        return GPU_CHUNK
+    if target == "cpu-seq":
+        return max(length, 1)
+    return CPU_CHUNK
+
+
+@dataclass(frozen=True, eq=False)
+class Scan(Collective):
+    """A scan of ``a``'s innermost axis (see the module docstring). ``z is None`` for the
+    ``1`` forms; ``seg`` is a segment-length descriptor or ``None``; ``total`` makes the
+    result the pair (exclusive scan, total)."""
+
+    f: Callable[..., Any]
+    z: object
+    a: Any
+    right: bool = False
+    seg: Any = None
+    total: bool = False
+    name: str = "scanl"
+
+    def __post_init__(self) -> None:
+        shape = source_shape(self.a)
+        if len(shape) == 0:
+            raise ValueError(f"{self.name}: a scan needs an array of rank >= 1, not a scalar")
+        dts = source_dtypes(self.a)
+        if self.z is not None:
+            neutral(self.z, dts, self.name)
+        if self.seg is not None:
+            seg_shape = source_shape(self.seg)
+            if len(seg_shape) != 1:
+                raise ValueError(f"{self.name}: segment lengths are a 1-D array, not {seg_shape}")
+            if source_dtypes(self.seg)[0].kind not in "iu":
+                raise TypeError(f"{self.name}: segment lengths are integers")
+
+    @property
+    def shape(self) -> tuple[int, ...]:  # type: ignore[override]
+        *lead, n = source_shape(self.a)
+        if self.seg is not None:
+            extra = source_shape(self.seg)[0] if self.z is not None else 0
+            return (*lead, n + extra)
+        if self.z is not None and not self.total:
+            return (*lead, n + 1)
+        return (*lead, n)
+
+    def functions(self) -> tuple[NodeFunction, ...]:
+        return (NodeFunction("f", self.f),)
+
+    def static_key(self) -> tuple[object, ...]:
+        return (self.name, self.right, self.total, self.z is None, self.seg is None)
+
+    def sources(self) -> tuple[tuple[str, object], ...]:
+        out: tuple[tuple[str, object], ...] = (("a", self.a),)
+        return out + ((("seg", self.seg),) if self.seg is not None else ())
+
+    def result_dtypes(self) -> tuple[Dt, ...]:
+        return source_dtypes(self.a)
+
+    def materialise(self, ctx: Context, sources: Mapping[str, Any]) -> Any:
+        target = target_of(ctx)
+        mode = check_determinism(ctx)
+        dts = source_dtypes(self.a)
+        sf = combine_for(self.f, dts, f"{self.name}'s combine function")
+        xs = [working(target, c, ctx.backend) for c in components(sources["a"])]
+        *lead, n = xs[0].shape
+        rows = int(np.prod(lead, dtype=np.int64)) if lead else 1
+        xs = [x.reshape(rows, n) for x in xs]
+        zs = neutral(self.z, dts, self.name) if self.z is not None else [dt.type(0) for dt in dts]
+        caps = captured(target, sf.captures(), ctx.backend)
+        if self.seg is not None:
+            outs = self._segmented((target, mode, sf, caps), xs, zs, sources["seg"])
+        else:
+            has_z = int(self.z is not None)
+            length = n + has_z
+            job = ScanJob(target, mode, sf, dts, caps, right=self.right)
+            outs = job.run(xs, zs, has_z, rows, length)
+        shaped = [deliver(ctx, target, o.reshape(*lead, o.shape[1])) for o in outs]
+        if not self.total:
+            return pack(shaped)
+        if self.right:
+            return pack([o[..., 1:] for o in shaped]), pack([o[..., 0] for o in shaped])
+        return pack([o[..., :n] for o in shaped]), pack([o[..., n] for o in shaped])
+
+    def _segmented(
+        self,
+        job: tuple[str, str, ScalarFunction, list[Any]],
+        xs: list[Any],
+        zs: list[Any],
+        seg: Any,
+    ) -> list[Any]:
+        target, mode, sf, caps = job
+        rows, n = xs[0].shape
+        xp = xp_for(target)
+        layout = segment_layout(seg, n, self.z is not None, self.name, xp)
+        length = layout.length
+        flags = xp.zeros((rows, length), np.uint8)
+        flags[:, layout.heads] = 1
+        if self.z is None:
+            vs = xs
+        else:
+            vs = []
+            for x, z in zip(xs, zs, strict=True):
+                v = xp.empty((rows, length), x.dtype)
+                v[:, layout.heads] = z
+                v[:, layout.dest] = x
+                vs.append(v)
+        dts = (np.dtype(np.uint8), *(x.dtype for x in xs))
+        seg_job = ScanJob(target, mode, sf, dts, caps, segmented=True)
+        return seg_job.run([flags, *vs], [np.uint8(0), *zs], 0, rows, length)[1:]
+
+
+@dataclass(frozen=True)
+class ScanJob:
+    """One inclusive scan of virtual rows (``scan_src``): what every level shares."""
+
+    target: str
+    mode: str
+    combine: ScalarFunction
+    dts: tuple[Dt, ...]
+    """The scanned components' dtypes (the head flag first when ``segmented``)."""
+    caps: list[Any]
+    """The combine's captured values."""
+    right: bool = False
+    segmented: bool = False
+
+    def run(self, xs: list[Any], zs: list[Any], has_z: int, rows: int, length: int) -> list[Any]:
+        """The inclusive scans of the ``rows`` virtual rows of ``length``: arrays
+        (rows, length), one per component."""
+        xp = xp_for(self.target)
+        outs = [xp.empty((rows, length), dt) for dt in self.dts]
+        if rows == 0 or length == 0:
+            return outs
+        chunk = chunk_size(self.target, length, self.mode)
+        tb = self.staged_threads() if chunk == GPU_CHUNK else None
+        src = self.source(tb)
+        kernels = ["totals", "rescan"]
+        if self.target in GPU_TARGETS:
+            src += "\n\n" + tail_kernel(len(self.dts), len(self.caps), GPU_CHUNK) + "\n"
+            kernels.append("tail")
+        module = compile_module(self.target, src, ["ol_comb", "cmb"], kernels, {}, threads=tb)
+        self._level(module, (xs, zs, outs), (has_z, int(self.right)), (rows, length, chunk))
+        return outs
+
+    def staged_threads(self) -> int | None:
+        """The block size of the GPU's shared-memory kernels for these components, or
+        ``None`` (the CPU; components too wide or bool: the direct kernels)."""
+        if self.target not in GPU_TARGETS:
+            return None
+        most = SIM_THREADS if self.target == "gpu-sim" else THREADS
+        return staged_threads(self.dts, GPU_CHUNK, most)
+
+    def source(self, staged: int | None = None) -> str:
+        """The skeleton module's text (kernels ``totals`` and ``rescan``); with
+        ``staged`` the GPU's shared-memory kernels for blocks of that many threads."""
+        user = self.dts[1:] if self.segmented else self.dts
+        gpu = self.target in GPU_TARGETS
+        combine = self.combine.source(gpu=gpu)
+        wrapper = combine_wrapper("ol_comb", user, len(self.caps), self.right, self.segmented)
+        if staged is not None:
+            return staged_scan_module(
+                combine, wrapper, self.dts, len(self.caps), tb=staged, ch=GPU_CHUNK
+            )
+        return scan_module(self.target, combine, wrapper, len(self.dts), len(self.caps))
+
+    def _level(
+        self,
+        module: Module,
+        arrays: tuple[list[Any], list[Any], list[Any]],
+        flags: tuple[int, int],
+        sizes: tuple[int, int, int],
+    ) -> None:
+        """One level of the chunk tree: chunk totals, their scan (recursively), the rescan.
+        ``arrays`` is (inputs, neutral elements, outputs); ``flags`` (has_z, rev);
+        ``sizes`` (rows, length, chunk)."""
+        xs, zs, outs = arrays
+        rows, length, chunk = sizes
+        nch = cdiv(length, chunk)
+        i64 = np.int64
+        head = (i64(nch), i64(length), i64(chunk), i64(flags[0]), i64(flags[1]))
+        if nch == 1:  # one chunk per row: no carries (the outputs stand in for them, unread)
+            module.launch("rescan", rows, *head, *xs, *zs, *outs, *outs, *self.caps)
+            return
+        xp = xp_for(self.target)
+        totals = [xp.empty((rows, nch), dt) for dt in self.dts]
+        module.launch("totals", rows * nch, *head, *xs, *zs, *totals, *self.caps)
+        carries = [xp.empty((rows, nch), dt) for dt in self.dts]
+        if self.target in GPU_TARGETS and rows * nch <= TAIL_MAX:
+            self._tail(module, totals, carries, (rows, nch, chunk))
+        else:
+            self._level(module, (totals, zs, carries), (0, 0), (rows, nch, chunk))
+        module.launch("rescan", rows * nch, *head, *xs, *zs, *carries, *outs, *self.caps)
+
+    def _tail(
+        self, module: Module, xs: list[Any], outs: list[Any], sizes: tuple[int, int, int]
+    ) -> None:
+        """What ``_level`` computes for ``xs`` (no neutral element, forward), every level in
+        one launch of one block (``scan_gpu_src.tail_kernel``)."""
+        rows, length, chunk = sizes
+        lens = [length]
+        while lens[-1] > chunk:
+            lens.append(cdiv(lens[-1], chunk))
+        offs = np.concatenate([[0], np.cumsum([rows * n for n in lens])]).astype(np.int64)
+        xp = xp_for(self.target)
+        scratch = int(offs[-1])
+        st = [xp.empty(scratch, dt) for dt in self.dts]
+        sc = [xp.empty(scratch, dt) for dt in self.dts]
+        lens_a, offs_a = xp.asarray(np.array(lens, np.int64)), xp.asarray(offs[:-1])
+        head = (np.int64(rows), np.int64(len(lens)), lens_a, offs_a)
+        module.launch("tail", rows * length, *head, *xs, *outs, *st, *sc, *self.caps, blocks=1)
+
+
+@dataclass(frozen=True, eq=False)
+class Part(Collective):
+    """Item ``index`` of a collective whose result is a pair (``scanl_total``'s)."""
+
+    whole: Scan
+    index: int
+
+    @property
+    def shape(self) -> tuple[int, ...]:  # type: ignore[override]
+        full = self.whole.shape
+        return full if self.index == 0 else full[:-1]
+
+    def functions(self) -> tuple[NodeFunction, ...]:
+        return ()
+
+    def static_key(self) -> tuple[object, ...]:
+        return (self.index,)
+
+    def sources(self) -> tuple[tuple[str, object], ...]:
+        return (("whole", self.whole),)
+
+    def result_dtypes(self) -> tuple[Dt, ...]:
+        return self.whole.result_dtypes()
+
+    def materialise(self, ctx: Context, sources: Mapping[str, Any]) -> Any:
+        return sources["whole"][self.index]
+
+
+def scanl(f: Callable[..., Any], z: object, a: Any) -> Scan:
+    """Exclusive left scan with neutral ``z``, length n + 1 (module docstring)."""
+    return Scan(f, z, a, name="scanl")
+
+
+def scanl1(f: Callable[..., Any], a: Any) -> Scan:
+    """Inclusive left scan, length n."""
+    return Scan(f, None, a, name="scanl1")
+
+
+def scanl_total(f: Callable[..., Any], z: object, a: Any) -> tuple[Part, Part]:
+    """(exclusive left scan of length n, the total): Accelerate's ``scanl'``."""
+    whole = Scan(f, z, a, total=True, name="scanl_total")
+    return Part(whole, 0), Part(whole, 1)
+
+
+def scanr(f: Callable[..., Any], z: object, a: Any) -> Scan:
+    """Exclusive right scan with neutral ``z``, length n + 1 (``z`` last)."""
+    return Scan(f, z, a, right=True, name="scanr")
+
+
+def scanr1(f: Callable[..., Any], a: Any) -> Scan:
+    """Inclusive right scan, length n."""
+    return Scan(f, None, a, right=True, name="scanr1")
+
+
+def scanr_total(f: Callable[..., Any], z: object, a: Any) -> tuple[Part, Part]:
+    """(exclusive right scan of length n, the total): Accelerate's ``scanr'``."""
+    whole = Scan(f, z, a, right=True, total=True, name="scanr_total")
+    return Part(whole, 0), Part(whole, 1)
+
+
+def scanl_seg(f: Callable[..., Any], z: object, a: Any, seg: Any) -> Scan:
+    """``scanl`` of each segment of the innermost axis (lengths ``seg``, summing to n):
+    length n + len(seg)."""
+    return Scan(f, z, a, seg=seg, name="scanl_seg")
+
+
+def scanl1_seg(f: Callable[..., Any], a: Any, seg: Any) -> Scan:
+    """``scanl1`` of each segment of the innermost axis: length n."""
+    return Scan(f, None, a, seg=seg, name="scanl1_seg")

@@ -1,0 +1,351 @@
+"""Compiling skeleton modules for a target, and the arrays they run over.
+
+A skeleton module is Python source holding scalar functions (``offload.acc.combine``) and
+kernels whose bodies are ``loop(...)``-wrapped work items. ``compile_module`` executes it
+and compiles each function for the target:
+
+* ``cpu-seq`` / ``cpu-par``: scalar functions become ``numba.njit`` functions, kernels
+  ``njit`` (``parallel=True`` for ``cpu-par``, where their loop is a ``prange``);
+* ``gpu`` / ``gpu-sim``: scalar functions become ``numba.cuda`` device functions,
+  kernels ``numba.cuda`` kernels launched over a 1-D grid (grid-stride loops), under the
+  CUDA simulator for ``gpu-sim``.
+
+Modules are cached in-process by (target, source text).
+"""
+
+from __future__ import annotations
+
+import ast
+import contextlib
+import hashlib
+import linecache
+import math
+import threading
+import types
+import warnings
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from offload.diagnostics import CompileError
+
+GPU_TARGETS = ("gpu", "gpu-sim")
+THREADS = 256
+"""Threads per block of a skeleton kernel."""
+MAX_BLOCKS = 65536
+"""Most blocks of a grid-stride launch (64-bit work counters past 2^31 items)."""
+SIM_MAX_BLOCKS = 4
+"""The simulator runs each thread as a Python thread: few blocks."""
+SIM_THREADS = 32
+
+
+def loop(target: str, count: str, var: str, body: str, indent: str = "    ") -> str:
+    """``body`` (text indented by ``indent``) run once for each ``var`` in
+    ``range(count)``, as the target's loop: sequential, ``prange``, or grid-stride."""
+    inner = "\n".join(indent + "    " + line if line else "" for line in body.splitlines())
+    if target == "cpu-seq":
+        return f"{indent}for {var} in range({count}):\n{inner}\n"
+    if target == "cpu-par":
+        head = f"{indent}for {var}_ in prange({count}):\n{indent}    {var} = np.int64({var}_)\n"
+        return f"{head}{inner}\n"
+    return (
+        f"{indent}{var} = np.int64(cuda.blockIdx.x) * np.int64(cuda.blockDim.x)"
+        f" + np.int64(cuda.threadIdx.x)\n"
+        f"{indent}stride_ = np.int64(cuda.gridDim.x) * np.int64(cuda.blockDim.x)\n"
+        f"{indent}while {var} < {count}:\n{inner}\n{indent}    {var} += stride_\n"
+    )
+
+
+def dtype_ctor(dt: np.dtype[Any]) -> str:
+    """The NumPy scalar constructor of ``dt`` as source (numba compiles it on both targets)."""
+    return "np.bool_" if dt.kind == "b" else f"np.{dt.name}"
+
+
+@dataclass
+class Module:
+    """The compiled functions of one skeleton module."""
+
+    target: str
+    kernels: dict[str, Any]
+    threads: int | None = None
+    """Threads per block of a GPU module whose kernels assume a fixed block size."""
+
+    def launch(self, kernel: str, items: int, *args: Any, blocks: int | None = None) -> None:
+        """Run ``kernel`` over ``items`` work items (its first argument); ``blocks`` fixes
+        a GPU grid (a kernel that runs in one block)."""
+        if items <= 0:
+            return
+        fn = self.kernels[kernel]
+        if self.target in GPU_TARGETS:
+            threads = SIM_THREADS if self.target == "gpu-sim" else THREADS
+            threads = self.threads or threads
+            most = SIM_MAX_BLOCKS if self.target == "gpu-sim" else MAX_BLOCKS
+            grid = blocks or max(1, min(most, -(-items // threads)))
+            fn[grid, threads](np.int64(items), *args)
+        else:
+            fn(np.int64(items), *args)
+
+
+_CACHE: dict[tuple[str, str], Module] = {}
+_LOCK = threading.Lock()
+
+
+def compile_module(
+    target: str,
+    source: str,
+    helpers: Sequence[str],
+    kernels: Sequence[str],
+    extra: dict[str, Any],
+    *,
+    threads: int | None = None,
+) -> Module:
+    """Compile ``source``'s ``helpers`` (device/njit functions) and ``kernels`` for
+    ``target``; ``extra`` adds names to the module namespace (intrinsics); ``threads``
+    fixes a GPU module's block size."""
+    key = (target, source)
+    with _LOCK:
+        hit = _CACHE.get(key)
+    if hit is not None:
+        return hit
+    module = _build(target, source, helpers, kernels, extra)
+    module.threads = threads
+    with _LOCK:
+        return _CACHE.setdefault(key, module)
+
+
+def _build(
+    target: str, source: str, helpers: Sequence[str], kernels: Sequence[str], extra: dict[str, Any]
+) -> Module:
+    if target == "gpu-sim":
+        source = _quiet(source, kernels)
+    digest = hashlib.sha256(source.encode()).hexdigest()[:12]
+    filename = f"<offload skeleton {target} {digest}>"
+    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+    namespace: dict[str, Any] = {"np": np, "math": math, **extra}
+    if target in GPU_TARGETS:
+        from offload.ptx.numba_compat import ensure_compatible
+
+        ensure_compatible()  # numba-cuda's typing tables on this NumPy (2.5: row_stack)
+        from numba import cuda
+
+        namespace["cuda"] = cuda
+        if target == "gpu-sim":
+            from offload.ptx.intrinsics import SIMULATOR_MATH
+
+            namespace["math"] = SIMULATOR_MATH
+    else:
+        import numba
+
+        namespace["prange"] = numba.prange
+    try:
+        exec(compile(source, filename, "exec"), namespace)
+    except SyntaxError as exc:
+        raise CompileError(f"offload emitted an invalid skeleton: {exc}") from None
+    out: dict[str, Any] = {}
+    if target in GPU_TARGETS:
+        from numba import cuda
+
+        for h in helpers:
+            namespace[h] = cuda.jit(device=True)(namespace[h])  # type: ignore[no-untyped-call]
+        for k in kernels:
+            fn = namespace[k]
+            out[k] = cuda.jit(fn)  # type: ignore[no-untyped-call]
+    else:
+        import numba
+
+        for h in helpers:
+            namespace[h] = numba.njit(error_model="numpy", inline="always")(namespace[h])
+        for k in kernels:
+            out[k] = _Quiet(
+                numba.njit(parallel=target == "cpu-par", error_model="numpy", nogil=True)(
+                    namespace[k]
+                )
+            )
+    return Module(target, out)
+
+
+def _quiet(source: str, kernels: Sequence[str]) -> str:
+    """The simulator runs kernels as Python over NumPy scalars, which warn on integer
+    wrap-around (the language says integers wrap silently): each kernel's body runs under
+    ``np.errstate(all="ignore")`` (inside the kernel: simulator threads do not inherit
+    the caller's error state)."""
+    tree = ast.parse(source)
+    for stmt in tree.body:
+        if isinstance(stmt, ast.FunctionDef) and stmt.name in kernels:
+            quiet = ast.parse('with np.errstate(all="ignore"):\n    pass').body[0]
+            assert isinstance(quiet, ast.With)
+            quiet.body = stmt.body
+            stmt.body = [quiet]
+    return ast.unparse(ast.fix_missing_locations(tree))
+
+
+class _Quiet:
+    """An njit dispatcher whose performance warnings stay quiet (not the user's business)."""
+
+    def __init__(self, dispatcher: Any) -> None:
+        self.dispatcher = dispatcher
+
+    def __call__(self, *args: Any) -> Any:
+        from numba.core.errors import NumbaError, NumbaWarning
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", NumbaWarning)
+            try:
+                return self.dispatcher(*args)
+            except NumbaError as exc:
+                first = str(exc)[:2000] if str(exc) else type(exc).__name__
+                raise CompileError(
+                    f"numba could not compile a skeleton (a bug in offload): {first}"
+                ) from None
+
+
+# -- arrays on the target ---------------------------------------------------------------
+
+
+def is_gpu(target: str) -> bool:
+    return target == "gpu"
+
+
+def xp_for(target: str) -> Any:
+    """The array module of the target's working arrays (CuPy on the GPU, else NumPy)."""
+    if is_gpu(target):  # (the gpu backend of the call has loaded CuPy already)
+        import cupy
+
+        return cupy
+    return np
+
+
+def working(target: str, x: Any, backend: Any = None) -> Any:
+    """``x`` as a C-contiguous working array of the target (a CuPy array on the GPU, a
+    host array in the simulator and on the CPU). On the GPU a host array goes through
+    ``backend.prepare_captures`` where the call's backend has it: a managed array is read
+    in place (prefetched) and an array frozen with ``ol.use`` from its cached device copy,
+    as an element-function kernel reads them; else it is copied."""
+    if is_gpu(target):
+        cp = xp_for(target)
+        view = _backend_view(cp, x, backend)
+        return cp.ascontiguousarray(x if view is None else view)
+    if hasattr(x, "__cuda_array_interface__") and hasattr(x, "get"):
+        x = x.get()
+    return np.ascontiguousarray(x)
+
+
+MANAGED = 3
+"""``cudaMemoryTypeManaged``."""
+
+
+def managed_view(cp: Any, x: Any, prefetch: bool = True) -> Any:
+    """A CuPy array over the same memory as ``x`` when ``x`` is a NumPy array in CUDA
+    managed memory (a unified-mode result), prefetched to the device; else ``None`` (a
+    host array is copied by the caller)."""
+    if not isinstance(x, np.ndarray) or x.size == 0 or not x.flags.c_contiguous:
+        return None
+    ptr = int(x.__array_interface__["data"][0])
+    try:
+        if int(cp.cuda.runtime.pointerGetAttributes(ptr).type) != MANAGED:
+            return None
+    except Exception:  # not a pointer the driver knows: plain host memory
+        return None
+    mem = cp.cuda.UnownedMemory(ptr, x.nbytes, x)
+    view = cp.ndarray(x.shape, x.dtype, cp.cuda.MemoryPointer(mem, 0))
+    if prefetch:
+        try:  # a hint: failing only costs page faults
+            stream = int(cp.cuda.get_current_stream().ptr)
+            cp.cuda.runtime.memPrefetchAsync(ptr, x.nbytes, cp.cuda.Device().id, stream)
+        except Exception:
+            pass
+    return view
+
+
+def host(x: Any) -> np.ndarray[Any, Any]:
+    """A host copy (or view) of a working array."""
+    if hasattr(x, "get") and not isinstance(x, np.ndarray):
+        return np.asarray(x.get())
+    return np.asarray(x)
+
+
+def cdiv(a: int, b: int) -> int:
+    return -(-a // b)
+
+
+def captured(target: str, values: Sequence[Any], backend: Any = None) -> list[Any]:
+    """A scalar function's captured values for a kernel of ``target``: arrays as working
+    arrays, scalars (NumPy scalars included) as they are."""
+    return [working(target, v, backend) if _is_array(v) else v for v in values]
+
+
+def _backend_view(cp: Any, x: Any, backend: Any) -> Any:
+    """A CuPy array over the device memory ``backend.prepare_captures`` gives a NumPy
+    array (see ``working``), or ``None`` (no such backend, or not a host array)."""
+    prepare = getattr(backend, "prepare_captures", None)
+    if prepare is None or not isinstance(x, np.ndarray) or x.size == 0:
+        return None
+    arg = prepare([x])[0]
+    if not isinstance(arg, tuple) or len(arg) != 4:
+        return None
+    ptr, shape, strides, keep = arg
+    item = x.dtype.itemsize
+    lo = min([0, *((n - 1) * s for n, s in zip(shape, strides, strict=True) if s < 0)])
+    hi = max([0, *((n - 1) * s for n, s in zip(shape, strides, strict=True) if s > 0)])
+    mem = cp.cuda.UnownedMemory(int(ptr) + lo * item, (hi - lo + 1) * item, keep)
+    return cp.ndarray(
+        tuple(shape),
+        x.dtype,
+        cp.cuda.MemoryPointer(mem, -lo * item),
+        strides=tuple(s * item for s in strides),
+    )
+
+
+def _is_array(v: Any) -> bool:
+    return isinstance(v, np.ndarray) or hasattr(v, "__cuda_array_interface__")
+
+
+def kernel_ptx(
+    source: str,
+    helpers: Sequence[str],
+    kernel: str,
+    example_args: Sequence[Any],
+    cc: tuple[int, int] = (9, 0),
+) -> str:
+    """PTX of ``kernel`` of a ``gpu`` skeleton module for arguments typed like
+    ``example_args`` (arrays, NumPy scalars): compiled without a GPU, for inspection and
+    the ptx test lane."""
+    from offload.ptx.numba_compat import ensure_compatible
+
+    ensure_compatible()
+    import numba
+    from numba import cuda
+
+    namespace: dict[str, Any] = {"np": np, "math": math, "cuda": cuda}
+    exec(compile(source, "<offload skeleton ptx>", "exec"), namespace)
+    for h in helpers:
+        namespace[h] = cuda.jit(device=True)(namespace[h])  # type: ignore[no-untyped-call]
+    sig = tuple(numba.typeof(a) for a in example_args)  # type: ignore[no-untyped-call]
+    with _device_of_capability(cc):
+        compile_ptx: Any = getattr(cuda, "compile_ptx")  # noqa: B009 (untyped in numba-cuda)
+        ptx, _ = compile_ptx(namespace[kernel], sig, cc=cc)
+    return str(ptx)
+
+
+@contextlib.contextmanager
+def _device_of_capability(cc: tuple[int, int]) -> Iterator[None]:
+    """numba-cuda compiles a device function called from a kernel for the *current*
+    device's compute capability, even inside ``compile_ptx(cc=...)``; without a GPU
+    there is none. For the length of one PTX compile its dispatcher sees a stand-in
+    device of capability ``cc`` (a module-level name of numba-cuda's dispatcher module;
+    a numba-cuda without it compiles as before)."""
+    from numba.cuda import dispatcher
+
+    real = getattr(dispatcher, "get_current_device", None)
+    if real is None:
+        yield
+        return
+    with _LOCK:
+        stand_in = types.SimpleNamespace(compute_capability=cc)
+        setattr(dispatcher, "get_current_device", lambda: stand_in)  # noqa: B010
+        try:
+            yield
+        finally:
+            setattr(dispatcher, "get_current_device", real)  # noqa: B010

@@ -1,0 +1,120 @@
+"""What the collectives of this package need to know of a source before computing it,
+and the small conversions between a user's values and the skeletons' components.
+
+A source is an array (NumPy, CuPy, anything with ``shape`` and ``dtype``), a tuple of
+same-shaped arrays (struct of arrays), or a delayed array (``offload.delayed.Delayed``,
+a collective included) whose ``dtypes`` may be a tuple.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from offload.acc.base import Context
+from offload.acc.combine import ScalarFunction, compile_combine
+from offload.diagnostics import OffloadError, TypeMismatch
+from offload.frontend.nodes import ArrayNode
+
+Dt = np.dtype[Any]
+
+
+def source_dtypes(a: object) -> tuple[Dt, ...]:
+    """The leaf dtypes of source ``a``."""
+    if isinstance(a, ArrayNode):
+        dts = a.dtypes  # type: ignore[attr-defined]
+        return tuple(np.dtype(d) for d in dts)
+    if isinstance(a, tuple | list):
+        if not a:
+            raise TypeError("an empty tuple is not an array")
+        return tuple(d for x in a for d in source_dtypes(x))
+    dt = getattr(a, "dtype", None)
+    if dt is None:
+        raise TypeError(f"expected an array or a delayed array, not {type(a).__name__}")
+    return (np.dtype(dt),)
+
+
+def source_shape(a: object) -> tuple[int, ...]:
+    """The shape of source ``a`` (a tuple's arrays must agree)."""
+    if isinstance(a, tuple | list):
+        shapes = {source_shape(x) for x in a}
+        if len(shapes) != 1:
+            raise ValueError(f"the arrays of a tuple source differ in shape: {sorted(shapes)}")
+        return shapes.pop()
+    shape = getattr(a, "shape", None)
+    if shape is None:
+        raise TypeError(f"expected an array or a delayed array, not {type(a).__name__}")
+    return tuple(int(n) for n in shape)
+
+
+def components(value: Any) -> list[Any]:
+    """A computed source (an array or a tuple of arrays) as its list of arrays."""
+    if isinstance(value, tuple | list):
+        return [c for v in value for c in components(v)]
+    return [value]
+
+
+def pack(arrays: Sequence[Any]) -> Any:
+    """One array, or a tuple of arrays (struct of arrays) for several components."""
+    return arrays[0] if len(arrays) == 1 else tuple(arrays)
+
+
+def neutral(z: object, dts: tuple[Dt, ...], what: str) -> list[Any]:
+    """``z`` as one typed scalar per component (a tuple ``z`` for a tuple source)."""
+    items = list(z) if isinstance(z, tuple | list) else [z]
+    if len(items) != len(dts):
+        raise TypeMismatch(
+            f"{what}: the neutral element has {len(items)} component(s) but the array has "
+            f"{len(dts)}"
+        )
+    out: list[Any] = []
+    for v, dt in zip(items, dts, strict=True):
+        if not isinstance(v, bool | int | float | np.generic):
+            raise TypeError(f"{what}: a neutral element is a number, not {type(v).__name__}")
+        if dt.kind in "iu" and isinstance(v, float | np.floating):
+            raise TypeMismatch(f"{what}: the neutral element {v!r} is a float, the array {dt}")
+        if dt.kind in "iu" and not np.iinfo(dt).min <= int(v) <= np.iinfo(dt).max:
+            raise ValueError(f"{what}: the neutral element {v!r} does not fit {dt}")
+        out.append(dt.type(v))
+    return out
+
+
+def combine_for(f: Callable[..., Any], dts: tuple[Dt, ...], what: str) -> ScalarFunction:
+    """``f(a, b)`` compiled for operands of ``dts`` (tuples for several components), its
+    results checked against them: the same count, each castable within its kind."""
+    operands = (dts, dts)
+    sf = compile_combine(f, operands, "ol_comb", what)
+    got = sf.result_dtypes
+    if len(got) != len(dts):
+        raise TypeMismatch(
+            f"{what} returns {len(got)} value(s) for operands of {len(dts)} component(s): "
+            "a combine function returns a value of its operands' type"
+        )
+    for r, d in zip(got, dts, strict=True):
+        if not np.can_cast(r, d, "same_kind") and not (r.kind in "iub" and d.kind in "iub"):
+            raise TypeMismatch(
+                f"{what} returns {r} for operands of {d}: a combine function returns a "
+                "value of its operands' type"
+            )
+    return sf
+
+
+def target_of(ctx: Context) -> str:
+    """The skeleton target of ``ctx``: ``cpu-seq``, ``cpu-par``, ``gpu`` or ``gpu-sim``."""
+    name = str(ctx.backend.name)
+    if name in ("cpu-seq", "cpu-par", "gpu-sim"):
+        return name
+    if name.startswith("gpu"):
+        return "gpu"
+    raise OffloadError(f"collectives do not run on the target {name!r}")
+
+
+def check_determinism(ctx: Context) -> str:
+    mode = ctx.determinism
+    if mode not in ("deterministic", "cross_target", "fast"):
+        raise ValueError(
+            f"determinism must be 'deterministic', 'cross_target' or 'fast', not {mode!r}"
+        )
+    return mode

@@ -1,0 +1,39 @@
+"""The sim lane's guard for tests outside tests/sim: they need NUMBA_ENABLE_CUDASIM=1 set
+before numba is imported (``tests/sim/conftest.py`` explains)."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+
+def simulator_on() -> bool:
+    import numba
+
+    return os.environ.get("NUMBA_ENABLE_CUDASIM") == "1" and bool(numba.config.ENABLE_CUDASIM)
+
+
+needs_simulator = pytest.mark.skipif(
+    not simulator_on(),
+    reason="sim lane: run with NUMBA_ENABLE_CUDASIM=1 python -m pytest -m sim tests/acc",
+)
+
+
+def _gpu_reason() -> str | None:
+    if simulator_on():
+        return "gpu lane: the CUDA simulator is on"
+    try:
+        import cupy
+    except ImportError:
+        return "gpu lane: CuPy is not installed"
+    try:
+        if cupy.cuda.runtime.getDeviceCount() == 0:
+            return "gpu lane: no CUDA device"
+    except Exception as exc:
+        return f"gpu lane: no usable CUDA device ({exc})"
+    return None
+
+
+_GPU_REASON = _gpu_reason()
+needs_gpu = pytest.mark.skipif(_GPU_REASON is not None, reason=_GPU_REASON or "")

@@ -1,0 +1,85 @@
+"""Scans, permute and filter on a real GPU (the gpu lane; skipped without one): the same
+bits as compute_s in cross_target mode, the same bits run to run, and 64-bit offsets past
+2^31 elements (cupy#9841)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+
+from offload.acc import scan as S
+from offload.acc.filter import filter as ofilter
+from offload.acc.permute import IGNORE, permute
+from offload.acc.skeletons.direct import compute
+from tests.acc.sim_lane import needs_gpu
+from tests.acc.skeleton_refs import add, later, matmul2, ref_permute, ref_scan
+
+pytestmark = [pytest.mark.gpu, needs_gpu]
+
+
+def _host(x: Any) -> np.ndarray[Any, Any]:
+    return np.asarray(x.get()) if hasattr(x, "get") else np.asarray(x)
+
+
+@pytest.mark.parametrize("n", [0, 1, 31, 33, 1025, 1 << 20, 3_000_017])
+def test_gpu_scan_equals_compute_s_in_cross_target_mode(n: int) -> None:
+    a = np.random.default_rng(n).standard_normal((2, n)).astype(np.float32)
+    for form in ("scanl", "scanr1"):
+        node = S.scanl(add, np.float32(0), a) if form == "scanl" else S.scanr1(add, a)
+        gpu = _host(compute(node, "gpu", "cross_target"))
+        seq = np.asarray(compute(node, "cpu-seq", "cross_target"))
+        assert gpu.tobytes() == seq.tobytes()
+        again = _host(compute(node, "gpu"))
+        assert again.tobytes() == gpu.tobytes()
+
+
+def test_gpu_tuple_and_segmented_scans() -> None:
+    rng = np.random.default_rng(2)
+    comps = [rng.integers(-2, 3, 5000, dtype=np.int64) for _ in range(4)]
+    got = compute(S.scanl1(matmul2, tuple(comps)), "gpu")
+    for g, w in zip(got, ref_scan(matmul2, None, comps), strict=True):
+        np.testing.assert_array_equal(_host(g), w)
+    seg = np.array([0, 3, 4000, 0, 997])
+    a = rng.integers(0, 9, 5000).astype(np.int32)
+    want = np.asarray(compute(S.scanl_seg(add, 0, a, seg), "cpu-seq"))
+    np.testing.assert_array_equal(_host(compute(S.scanl_seg(add, 0, a, seg), "gpu")), want)
+
+
+def test_gpu_scan_past_two_to_the_31_elements() -> None:
+    n = (1 << 31) + 1000
+    a = np.ones(n, np.int8)  # int8 wraps: the exact reference is the index mod 256
+    got = compute(S.scanl1(add, a), "gpu")
+    tail = _host(got[-5:]).astype(np.int64)
+    want = (np.arange(n - 5, n, dtype=np.int64) + 1) % 256
+    want = np.where(want > 127, want - 256, want)
+    np.testing.assert_array_equal(tail, want)
+
+
+@pytest.mark.parametrize("mode", ["deterministic", "cross_target", "fast"])
+def test_gpu_permute(mode: str) -> None:
+    rng = np.random.default_rng(4)
+    keys = rng.integers(0, 50, 100_000)
+    vals = rng.standard_normal(100_000)
+
+    def ix(i: int) -> int:
+        return keys[i] if i % 11 != 0 else IGNORE
+
+    d = np.zeros(50)
+    got = _host(compute(permute(later, d, ix, vals), "gpu", mode))
+    if mode != "fast":
+        assert got.tobytes() == ref_permute(later, d, ix, vals, IGNORE).tobytes()
+    hist = _host(compute(permute(add, np.zeros(50, np.int64), ix, np.ones(100_000, np.int64)),
+                         "gpu", mode))  # fmt: skip
+    kept = keys[np.arange(100_000) % 11 != 0]
+    np.testing.assert_array_equal(hist, np.bincount(kept, minlength=50))
+
+
+def test_gpu_filter() -> None:
+    a = np.random.default_rng(5).random(1_000_003)
+
+    def small(x: Any) -> Any:
+        return x < 0.3
+
+    np.testing.assert_array_equal(_host(compute(ofilter(small, a), "gpu")), a[a < 0.3])
