@@ -141,5 +141,9 @@ def _peer(name: str, parallel: bool, bench_name: str) -> Peer:
 
 
 def peers(bench_name: str) -> list[Peer]:
-    """The two numba peers of a benchmark."""
+    """The two numba peers of a benchmark (none for one in collective form)."""
+    from benchmarks.suite import ALL
+
+    if ALL[bench_name].form != "element":
+        return []
     return [_peer("numba", False, bench_name), _peer("numba-parallel", True, bench_name)]

@@ -14,6 +14,7 @@ from benchmarks.suite import (
     nbody,
     nbody_acc,
     prefix_sum,
+    reduce_sum,
     smvm,
     stencil7,
     treesearch,
@@ -39,6 +40,7 @@ ALL: dict[str, Benchmark] = {
         smvm,
         histogram,
         prefix_sum,
+        reduce_sum,
     )
 }
 # The element-function forms of the Accelerate-form benchmarks (a second configuration).
@@ -66,4 +68,5 @@ ACCELERATE = (
     "smvm-element",
     "histogram",
     "prefix-sum",
+    "sum",
 )

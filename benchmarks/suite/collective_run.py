@@ -1,16 +1,12 @@
 """Running an Accelerate-style collective node through a benchmark's ``compute``.
 
 ``compute(node)`` is how a collective is computed (``offload.compute_s/p/g(node)``, the
-graph scheduler ``offload.acc.graph``). Where that scheduler is not in this checkout yet,
-the node is materialised by ``offload.acc.skeletons.direct.compute`` on the target the
-``compute`` function names. Under ``python_compute`` (CPython, the meaning of
+graph scheduler ``offload.acc.graph``). Under ``python_compute`` (CPython, the meaning of
 ``compute_*``) the node is evaluated by plain Python loops here.
 """
 
 from __future__ import annotations
 
-import importlib.util
-import os
 from typing import Any
 
 import numpy as np
@@ -19,21 +15,11 @@ from benchmarks.suite.common import Compute, python_compute
 
 
 def compute_node(compute: Compute, node: Any) -> Any:
-    """``node`` computed by ``compute`` (see the module docstring)."""
+    """``node`` computed by ``compute`` (``compute_*(node)``: the graph scheduler), or by
+    plain Python loops under ``python_compute``."""
     if compute is python_compute:
         return python_node(node)
-    if importlib.util.find_spec("offload.acc.graph") is not None:
-        return compute(node)  # type: ignore[call-arg]
-    import offload as ol
-    from offload.acc.skeletons.direct import compute as direct
-
-    sim = os.environ.get("OFFLOAD_GPU_SIMULATOR") == "1"
-    names = {
-        id(ol.compute_s): "cpu-seq",
-        id(ol.compute_p): "cpu-par",
-        id(ol.compute_g): "gpu-sim" if sim else "gpu",
-    }
-    return direct(node, names[id(compute)], str(getattr(ol.config, "determinism", "deterministic")))
+    return compute(node)  # type: ignore[call-arg]
 
 
 def python_node(node: Any) -> Any:

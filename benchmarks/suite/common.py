@@ -64,6 +64,10 @@ class Benchmark:
     sizes: dict[str, Any] = {}
     """``tiny`` (CPython-evaluable), ``quick`` (seconds on 2 CPU cores), ``paper`` (SPEC)."""
     notes: str = ""
+    form: str = "element"
+    """``element``: ``bind`` runs element functions (``compute(shape, fn)``); ``collective``:
+    it computes a delayed/collective tree (``compute(node)``), which the numba peers (loops
+    over element functions) do not apply to."""
 
     def iters(self, params: Any) -> int:
         """Iterations in the timed region."""

@@ -48,6 +48,7 @@ def mul(a: Any, b: Any) -> Any:
 
 class DotP(Benchmark):
     name = "dotp"
+    form = "collective"
     kind = "1"
     sizes = {
         "tiny": Params(n=100, partials=8),
@@ -94,6 +95,7 @@ class DotP(Benchmark):
 
 class DotPElement(DotP):
     name = "dotp-element"
+    form = "element"
     notes = "element functions in stages (interleaved partials, fan-in 16)"
 
     def bind(self, inputs: dict[str, Any]) -> Bound:

@@ -30,6 +30,7 @@ def add(a: Any, b: Any) -> Any:
 
 class Histogram(Benchmark):
     name = "histogram"
+    form = "collective"
     kind = "1"
     sizes = {
         "tiny": Params(n=1000, bins=16),

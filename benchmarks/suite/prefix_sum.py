@@ -24,6 +24,7 @@ def add(a: Any, b: Any) -> Any:
 
 class PrefixSum(Benchmark):
     name = "prefix-sum"
+    form = "collective"
     kind = "1"
     sizes = {
         "tiny": Params(n=1000),

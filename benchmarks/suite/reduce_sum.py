@@ -34,6 +34,7 @@ def add(a: Any, b: Any) -> Any:
 
 class Sum(Benchmark):
     name = "sum"
+    form = "collective"
     kind = "1"
     bound_by = "memory"
     sizes = {

@@ -45,6 +45,7 @@ def mul(a: Any, b: Any) -> Any:
 
 class SMVM(Benchmark):
     name = "smvm"
+    form = "collective"
     kind = "1"
     sizes = {
         "tiny": Params(rows=20, per_row=5, band=4),
@@ -113,6 +114,7 @@ class SMVM(Benchmark):
 
 class SMVMElement(SMVM):
     name = "smvm-element"
+    form = "element"
     notes = "one row per work item (element function with a loop over the row)"
 
     def bind(self, inputs: dict[str, Any]) -> Bound:

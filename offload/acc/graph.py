@@ -131,7 +131,7 @@ class Scheduler:
             result = node.materialise(self.ctx, arrays)
             if self.ctx.trace is not None:
                 self.ctx.trace.append((f"collective {type(node).__name__}", None))
-            out = as_arrays_source(result)
+            out = _collective_result(result)
         else:
             if k == SCHEDULED:
                 assert isinstance(node, Scheduled)
@@ -159,6 +159,8 @@ class Scheduler:
 
     def arrays(self, tree: object, attr: str) -> Any:
         """A rewritten source as a collective takes it: an array or a tuple of arrays."""
+        if isinstance(tree, _Parts):
+            return tuple(tree)
         if isinstance(tree, Zip) and trivial(tree) and _zip_of_arrays(tree):
             return _unzip(tree)
         if isinstance(tree, Leaf) and not isinstance(tree.x, ArrayNode):
@@ -184,6 +186,19 @@ def _unzip(z: Zip) -> tuple[Any, ...]:
         out.append(cur.head)
         cur = cur.tail
     return tuple(out)
+
+
+class _Parts(tuple):  # type: ignore[type-arg]
+    """A collective's tuple result whose arrays differ in shape (``scanl_total``'s scan
+    and total): no array source, only the ``Part`` collectives that pick from it read it."""
+
+
+def _collective_result(result: Any) -> object:
+    """A materialised result as a source: arrays as leaves (a tuple of one shape as a
+    ``Zip``), a tuple of differently shaped arrays kept as it is (``_Parts``)."""
+    if isinstance(result, tuple) and len({tuple(getattr(r, "shape", ())) for r in result}) > 1:
+        return _Parts(result)
+    return as_arrays_source(result)
 
 
 def _rebuild(node: ArrayNode, srcs: dict[str, object]) -> ArrayNode:

@@ -37,7 +37,15 @@ LAYERS: dict[str, set[str]] = {
     },
     "offload.lowering": {"offload.analysis", "offload.frontend"},
     "offload.delayed": {"offload.lowering"},
-    "offload.acc": {"offload.delayed", "offload.backend", "offload.options"},
+    "offload.acc": {
+        "offload.delayed",
+        "offload.backend",
+        "offload.options",
+        "offload.emit",
+        "offload.opt",
+        "offload.cpu",
+        "offload.ptx",
+    },
 }
 """Package (or leaf module) -> what it may import besides itself, transitively closed below
 (``_allowed``). Any other top-level module (``api``, ``driver``, ``targets``, ``explain``,
