@@ -61,6 +61,7 @@ from offload.ir.ops import Opcode
 from offload.ir.types import INDEX, ArrayType, ScalarType
 from offload.opt.base import FunctionPass
 from offload.opt.invariance import (
+    MOVABLE,
     costly,
     edges,
     index_dependent,
@@ -89,12 +90,11 @@ class HoistInvariants(FunctionPass):
         if fn.prologue is not None or fn.blocking or fn.n_index == 0:
             return fn
         rpo = reverse_postorder(fn)
-        if len(rpo) < 2:
-            return fn
         preds = predecessors(fn)
         dep = index_dependent(fn, rpo)
         number = {b: k for k, b in enumerate(rpo)}
-        for x, before in reversed(split_points(fn, rpo, preds, dep)):
+        points = [(fn.entry, set[Block]()), *split_points(fn, rpo, preds, dep)]
+        for x, before in reversed(points):
             split = _Split(fn, x, before, dep, number)
             if split.build():
                 return split.result()
@@ -113,9 +113,11 @@ class _Split:
         number: dict[Block, int],
     ) -> None:
         self.fn, self.x, self.before, self.dep, self.number = fn, x, before, dep, number
+        self.x_inv = _leading_invariants(fn, x, dep)
         self.defs: dict[Value, Op] = {op.result: op for b in before for op in b.ops}
+        self.defs.update((op.result, op) for op in self.x_inv)
         self.block_args: set[Value] = {a for b in before if b is not fn.entry for a in b.args}
-        self.params = fn.params
+        self.capture_params = list(fn.capture_params)  # the entry's, before a split there
         self.new_params = [Value(p.type, p.hint) for p in fn.params]
         self.param_map = dict(zip(fn.params, self.new_params, strict=True))
         self.entry = Block(hint="hoisted")
@@ -134,7 +136,7 @@ class _Split:
             return False
         into_x = [args for b in self.before for t, args in edges(b) if t is self.x]
         jump_args: list[Value] = []
-        for k in range(len(self.x.args)):
+        for k in range(len(self.x.args) if self.x is not self.fn.entry else 0):
             incoming = {args[k] for args in into_x}
             if len(incoming) == 1:
                 got = self._mat(next(iter(incoming)))
@@ -146,13 +148,18 @@ class _Split:
                 return False
             jump_args.append(got)
         after = self._after()
+        moved = set(map(id, self.x_inv))
         for block in after:
-            uses = [v for op in block.ops for v in op.operands] + terminator_uses(block)
+            ops = [op for op in block.ops if id(op) not in moved]
+            uses = [v for op in ops for v in op.operands] + terminator_uses(block)
             if any(self._use(v) is None for v in uses):
                 return False
         if not self.hoisted:
             return False
         # Every use has its value now: rewrite (``_use`` is memoised, it adds no op).
+        self.x.ops = [op for op in self.x.ops if id(op) not in moved]
+        if self.x is self.fn.entry:
+            self.x.args = []  # the parameters: their uses now read the new entry's
         for block in after:
             for op in block.ops:
                 op.operands = [self._value(v) for v in op.operands]
@@ -204,8 +211,8 @@ class _Split:
         if v not in self.dep and costly(op):
             return self._hoist(v)
         operands: list[Value] = []
-        for x in op.operands:
-            got = self._mat(x)
+        for operand in op.operands:
+            got = self._mat(operand)
             if got is None:
                 return None
             operands.append(got)
@@ -255,8 +262,8 @@ class _Split:
         """``P``'s invariant part, returning the hoisted values from a copy of ``X``."""
         fn, dep = self.fn, self.dep
         index = Value(INDEX, "_")
-        caps = [Value(p.type, p.hint) for p in fn.capture_params]
-        vmap: dict[Value, Value] = dict(zip(fn.capture_params, caps, strict=True))
+        caps = [Value(p.type, p.hint) for p in self.capture_params]
+        vmap: dict[Value, Value] = dict(zip(self.capture_params, caps, strict=True))
         bmap: dict[Block, Block] = {}
         order = [b for b in fn.blocks if b in self.before]
         for b in order:
@@ -299,8 +306,14 @@ class _Split:
                 then_t, then_a = edge(t.then_target, t.then_args)
                 else_t, else_a = edge(t.else_target, t.else_args)
                 nb.terminator = Branch(vmap[t.cond], then_t, then_a, else_t, else_a, t.span)
+        for op in self.x_inv:
+            new = Value(op.result.type, op.result.hint)
+            done.ops.append(
+                Op(op.opcode, [vmap[x] for x in op.operands], new, dict(op.attrs), op.span)
+            )
+            vmap[op.result] = new
         done.terminator = Return([vmap[v] for v in self.hoisted])
-        entry = bmap[fn.entry]
+        entry = bmap.get(fn.entry, done)
         entry.args = [index, *caps]
         result_types: list[ScalarType] = []
         for v in self.hoisted:
@@ -308,9 +321,31 @@ class _Split:
             result_types.append(v.type)
         return Function(
             f"{fn.name}.prologue",
-            [entry, *(bmap[b] for b in order if b is not fn.entry), done],
+            [
+                entry,
+                *(bmap[b] for b in order if b is not fn.entry),
+                *([done] * (entry is not done)),
+            ],
             1,
             list(fn.captures),
             result_types,
             fn.span,
         )
+
+
+def _leading_invariants(fn: Function, x: Block, dep: set[Value]) -> list[Op]:
+    """The ops of the split block ``x`` that the prologue may compute too: pure, not
+    index-dependent, and (``x`` may head a loop) not depending on ``x``'s own arguments.
+    ``x`` runs at least once per element, so they run for every element."""
+    local: set[Value] = set(x.args) if x is not fn.entry else set()
+    out: list[Op] = []
+    for op in x.ops:
+        if (
+            op.opcode in MOVABLE
+            and op.result not in dep
+            and not any(v in local for v in op.operands)
+        ):
+            out.append(op)
+        else:
+            local.add(op.result)
+    return out
