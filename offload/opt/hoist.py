@@ -70,6 +70,9 @@ from offload.opt.invariance import (
 )
 from offload.options import CompileOptions
 
+MAX_TRIES = 4
+"""Split points tried, latest first, before the pass gives up on a function."""
+
 
 @dataclass(frozen=True)
 class HoistInvariants(FunctionPass):
@@ -94,7 +97,9 @@ class HoistInvariants(FunctionPass):
         dep = index_dependent(fn, rpo)
         number = {b: k for k, b in enumerate(rpo)}
         points = [(fn.entry, set[Block]()), *split_points(fn, rpo, preds, dep)]
-        for x, before in reversed(points):
+        # The latest split points first (they hoist the most); a few tries at most, so
+        # that a long function of refused points stays linear.
+        for x, before in list(reversed(points))[:MAX_TRIES]:
             split = _Split(fn, x, before, dep, number)
             if split.build():
                 return split.result()
