@@ -36,6 +36,7 @@ from offload.frontend.reader import (
     make_reader,
     make_resolution_test,
 )
+from offload.hoisted import compile_kernel
 from offload.ir.core import Capture, ConstArray, Function
 from offload.ir.resultcast import cast_results
 from offload.ir.types import ScalarType, scalar_of_dtype
@@ -295,7 +296,7 @@ def _specialisation(  # noqa: PLR0917  (the full path's state, passed without a 
             # Capture types changed since the first lowering: lower again for these types.
             lowered = check_and_lower(target, len(shape))
         ir = specialise(lowered, want, options, {k: p.value for k, p in pinned.items()})
-        kernel = backend.compile(ir, options)
+        kernel = compile_kernel(backend, ir, options)
         dtypes = tuple(t.dtype for t in ir.result_types)
         compiled = Compiled(ir, kernel, dtypes)
         entry.compiled[ckey] = compiled

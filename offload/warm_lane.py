@@ -36,7 +36,9 @@ class Compiled:
     """The launch function for captured values of these exact types (``launcher``)."""
 
     def __post_init__(self) -> None:
-        caps = self.ir.captures
+        # The user's captures: a hoisted value's capture (``Function.prologue``) is the
+        # kernel's own.
+        caps = self.ir.captures[: len(self.ir.captures) - self.ir.hoisted]
         self.arrays = tuple(k for k, c in enumerate(caps) if isinstance(c.type, ArrayType))
 
 

@@ -39,6 +39,7 @@ def clone_function(fn: Function) -> Function:
         list(fn.result_types),
         fn.span,
         fn.blocking,
+        clone_function(fn.prologue) if fn.prologue is not None else None,
     )
 
 

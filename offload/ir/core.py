@@ -162,6 +162,16 @@ class Function:
     function. A blocked function computes ``prod(blocking)`` elements per call: its index
     parameters are ``blocking[0]`` indices of axis 0, then ``blocking[1]`` of axis 1, ...,
     and it returns each element's results in turn, the copies in row-major order."""
+    prologue: Function | None = None
+    """Work hoisted out of the element loop (``offload.opt.hoist``): a function of the same
+    captures with one index parameter, run once per call at index ``(0,)`` before the
+    elements; its results are passed to this function as its last
+    ``len(prologue.result_types)`` captures, one-element arrays read at index 0."""
+
+    @property
+    def hoisted(self) -> int:
+        """How many trailing captures are the prologue's results (0 without a prologue)."""
+        return len(self.prologue.result_types) if self.prologue is not None else 0
 
     @property
     def entry(self) -> Block:

@@ -55,6 +55,12 @@ class _Machine:
     def __init__(self, fn: Function, captures: Sequence[object], max_steps: int) -> None:
         self.fn = fn
         self.max_steps = max_steps
+        self.prologue: _Machine | None = None
+        if fn.prologue is not None and len(captures) == len(fn.prologue.captures):
+            # The hoisted work runs once, before the first element (``Function.prologue``):
+            # given only the leading captures, the machine computes the trailing ones.
+            self.prologue = _Machine(fn.prologue, captures, max_steps)
+            captures = [*captures, *(np.zeros(1, t.dtype) for t in fn.prologue.result_types)]
         n_caps = len(fn.params) - fn.n_index
         if len(captures) != n_caps:
             raise TypeError(
@@ -75,6 +81,11 @@ class _Machine:
             raise TypeError(
                 f"function @{fn.name} takes {fn.n_index} index value(s), {len(index)} were given"
             )
+        if self.prologue is not None:
+            hoisted = self.prologue.run((0,))
+            self.prologue = None
+            for k, v in enumerate(hoisted, start=len(self.capture_values) - len(hoisted)):
+                self.capture_values[k] = np.array([v], dtype=v.dtype)
         env: dict[Value, Any] = {}
         for p, i in zip(fn.index_params, index, strict=True):
             env[p] = np.int64(i)

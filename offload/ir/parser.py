@@ -321,6 +321,16 @@ def parse_function(text: str) -> Function:
     """Parse the canonical text of one function (``printer.print_function``).
 
     Raises ``IRParseError`` (a ``ValueError``) naming the line of the first error. The
-    result is not verified: call ``verifier.verify`` for the semantic checks.
+    result is not verified: call ``verifier.verify`` for the semantic checks. A text of two
+    ``func``s is a function with its prologue (``Function.prologue``), the prologue first.
     """
-    return _Parser(text).parse()
+    lines = text.splitlines(keepends=True)
+    starts = [k for k, line in enumerate(lines) if line.startswith("func ")]
+    if len(starts) != 2:
+        return _Parser(text).parse()
+    head = "".join(lines[: starts[1]])
+    # The second function's line numbers stay those of the whole text (blank lines first).
+    tail = "\n" * starts[1] + "".join(lines[starts[1] :])
+    main = _Parser(tail).parse()
+    main.prologue = _Parser(head).parse()
+    return main

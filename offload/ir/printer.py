@@ -91,7 +91,15 @@ def _attr(value: Any) -> str:
 
 
 def print_function(fn: Function, with_locs: bool = False) -> str:
-    """The canonical text of ``fn`` (``with_locs`` adds ``# file:line:col`` comments)."""
+    """The canonical text of ``fn`` (``with_locs`` adds ``# file:line:col`` comments).
+
+    A function with a prologue (``Function.prologue``) prints it first: two ``func``s."""
+    if fn.prologue is not None:
+        return print_function(fn.prologue, with_locs) + "\n" + _print_one(fn, with_locs)
+    return _print_one(fn, with_locs)
+
+
+def _print_one(fn: Function, with_locs: bool) -> str:
     names = Namer(fn)
     params: list[str] = []
     for k, v in enumerate(fn.params):

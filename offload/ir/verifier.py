@@ -246,6 +246,10 @@ def verify(fn: Function) -> None:
     """
     v = _Verifier(fn)
     v.run()
+    if fn.prologue is not None:
+        verify(fn.prologue)
+        for problem in _prologue_problems(fn, fn.prologue):
+            v.problem("prologue", problem)
     if v.problems:
         raise IRVerificationError(fn.name, v.problems, _text(fn))
 
@@ -256,3 +260,20 @@ def _text(fn: Function) -> str:
         return print_function(fn)
     except Exception:  # the problems list already says what is wrong
         return ""
+
+
+def _prologue_problems(fn: Function, prologue: Function) -> list[str]:
+    """How ``prologue`` fails to be ``fn``'s (``Function.prologue``): one index parameter,
+    ``fn``'s other captures, one result per trailing one-element array capture of ``fn``."""
+    out: list[str] = []
+    if prologue.n_index != 1 or prologue.blocking or prologue.prologue is not None:
+        out.append("a prologue has one index parameter, no blocking and no prologue")
+    k = len(fn.captures) - len(prologue.result_types)
+    own = [c.type for c in fn.captures[: max(k, 0)]]
+    if k < 0 or own != [c.type for c in prologue.captures]:
+        out.append("the prologue's captures are not the function's leading captures")
+        return out
+    for t, cap in zip(prologue.result_types, fn.captures[k:], strict=True):
+        if cap.type != ArrayType(t, 1):
+            out.append(f"prologue result {t} is passed as {cap.type}, not array<{t},1>")
+    return out

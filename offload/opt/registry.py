@@ -12,6 +12,7 @@ from offload.opt.cse import CommonSubexpressions
 from offload.opt.dce import DeadCodeElimination
 from offload.opt.divmod import DivModSimplification
 from offload.opt.fold import ConstantFolding
+from offload.opt.hoist import HoistInvariants
 from offload.opt.licm import LoopInvariantCodeMotion
 from offload.opt.select import BranchToSelect
 from offload.opt.simplifycfg import SimplifyCFG
@@ -30,13 +31,15 @@ COMMON: dict[str, type] = {
         DivModSimplification,
         LoopInvariantCodeMotion,
         Unroll,
+        HoistInvariants,
     )
 }
 """Pass name -> pass class, for the passes every target runs."""
 
 DEFAULT_PIPELINE = (
     "consts,simplifycfg,fold,copyprop,cse,dce,divmod,fold,consts,cse,select,simplifycfg,"
-    "fold,copyprop,divmod,cse,fold,licm,unroll,divmod,fold,cse,licm,dce,simplifycfg"
+    "fold,copyprop,divmod,cse,fold,licm,unroll,divmod,fold,cse,licm,dce,simplifycfg,hoist,dce,"
+    "simplifycfg"
 )
 """The pipeline every target runs first unless ``CompileOptions.pipeline`` says otherwise.
 
@@ -46,5 +49,6 @@ that branches on constants and forwarding blocks do not hide diamonds), index
 simplification before branch merging (range facts can decide the negative-index wrap
 selects), then merging, another round of clean-up, LICM, then runtime unrolling of counted
 inner loops (a latency-bound reduction issues its loads F at a time)
-and the clean-up it needs.
+and the clean-up it needs; last, index-independent loops and transcendental calls leave
+the element loop for a once-per-call prologue (``hoist``), and the clean-up after it.
 """
