@@ -220,8 +220,8 @@ class CpuBackend:
         return [np.empty(shape, dtype=dt) for dt in dtypes]
 
     def writable(self, out: Any) -> bool:
-        """numba kernels write any NumPy array, whatever its strides."""
-        return isinstance(out, np.ndarray)
+        """numba kernels write any writeable NumPy array, whatever its strides."""
+        return isinstance(out, np.ndarray) and bool(out.flags.writeable)
 
     def prepare_outputs(self, outs: Sequence[Any]) -> None:
         """Host arrays need nothing before a CPU kernel writes them."""

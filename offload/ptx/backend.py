@@ -138,6 +138,8 @@ class GPUBackend:
         cp = self._cp
         if cp is not None and type(out) is cp.ndarray:  # the warm device-mode out=
             return cupy_c_contiguous(out)
+        if isinstance(out, np.ndarray) and not out.flags.writeable:
+            return False  # the driver's full path refuses it (ValueError naming out=)
         try:
             output_pointer(out)
         except (TypeError, ValueError):

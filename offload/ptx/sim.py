@@ -59,8 +59,12 @@ class SimBackend:
         return [np.empty(shape, dtype=dt) for dt in dtypes]
 
     def writable(self, out: Any) -> bool:
-        """A C-contiguous NumPy array (the layout a device kernel writes)."""
-        return isinstance(out, np.ndarray) and bool(out.flags.c_contiguous)
+        """A writeable C-contiguous NumPy array (the layout a device kernel writes)."""
+        return (
+            isinstance(out, np.ndarray)
+            and bool(out.flags.c_contiguous)
+            and bool(out.flags.writeable)
+        )
 
     def prepare_outputs(self, outs: Sequence[Any]) -> None:
         """Host arrays need nothing."""
