@@ -19,14 +19,16 @@ def _cache(args: argparse.Namespace) -> int:
     """``cache info|clear``; a directory that exists but cannot be read is one line on
     stderr and exit status 1 (not a silent 0)."""
     from offload.config import config
+    from offload.cpu.diskcache import cpu_cache_clear, cpu_cache_info
     from offload.ptx.cache import cache_clear, cache_info
 
     try:
         if args.action == "info":
-            for key, value in cache_info(config.cache_dir).items():
+            info = {**cache_info(config.cache_dir), **cpu_cache_info(config.cache_dir)}
+            for key, value in info.items():
                 print(f"{key:12s} {value}")
         else:
-            removed = cache_clear(config.cache_dir)
+            removed = cache_clear(config.cache_dir) + cpu_cache_clear(config.cache_dir)
             print(f"removed {removed} cached kernel(s) and leftover(s) from {config.cache_dir}")
     except OSError as exc:
         reason = exc.strerror or str(exc)

@@ -117,6 +117,9 @@ class Target:
     def resolve(self, options: CompileOptions) -> Backend:
         """The backend for ``options``' configuration (remembered until it changes)."""
         backend = backend_named(self.name())
+        use_cache_dir = getattr(backend, "use_cache_dir", None)
+        if use_cache_dir is not None:  # the CPU backends follow ol.config.cache_dir
+            use_cache_dir(config.cache_dir)
         self.state = (options, backend)
         return backend
 

@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from offload.backend import Launcher, Pinned
+from offload.cpu.diskcache import CpuDiskCache, kernel_key
 from offload.cpu.loopnest import CpuHooks, kernel_function
 from offload.cpu.symbols import ensure_int128_helpers
 from offload.diagnostics import CompileError, KernelFault
@@ -167,6 +168,11 @@ class CpuBackend:
         self._lock = threading.Lock()
         self.fork_guard = ForkGuard() if parallel else None
 
+    @staticmethod
+    def use_cache_dir(directory: str | os.PathLike[str] | None) -> None:
+        """Keep compiled kernels under ``directory`` (``ol.config.cache_dir``) from now on."""
+        DISK.use(directory)
+
     def source(self, fn: Function, options: CompileOptions) -> str:
         """The Python source of the kernel ``compile`` would build (for ``ol.explain``)."""
         return _source(fn, options, self.parallel)[0]
@@ -195,20 +201,27 @@ class CpuBackend:
         filename = f"<offload {self.name} {fn.name} {digest}>"
         # numba reads kernel source through linecache (for its error messages)
         linecache.cache[filename] = (len(src), None, src.splitlines(True), filename)
-        namespace: dict[str, Any] = {"np": np, "math": math, "prange": numba.prange}
-        try:
-            exec(compile(src, filename, "exec"), namespace)
-        except SyntaxError as exc:  # a bug in the emitter
-            raise CompileError.at(
-                f"offload emitted invalid kernel source for '{fn.name}': {exc}", fn.span
-            ) from None
         flags: dict[str, Any] = {
             "error_model": "numpy",
             "boundscheck": options.bounds_check,
             "fastmath": options.fastmath,
             "nogil": True,
         }
-        dispatcher = numba.njit(parallel=self.parallel, **flags)(namespace["kernel"])
+        key = kernel_key(src, f"{options.key()};{sorted(flags.items())}", self.name)
+        try:
+            # From the disk cache's file where there is one (numba then caches the machine
+            # code beside it), else from memory.
+            py_func = DISK.function(key, src, "kernel")
+            flags["cache"] = py_func is not None
+            if py_func is None:
+                namespace: dict[str, Any] = {"np": np, "math": math, "prange": numba.prange}
+                exec(compile(src, filename, "exec"), namespace)
+                py_func = namespace["kernel"]
+        except SyntaxError as exc:  # a bug in the emitter
+            raise CompileError.at(
+                f"offload emitted invalid kernel source for '{fn.name}': {exc}", fn.span
+            ) from None
+        dispatcher = numba.njit(parallel=self.parallel, **flags)(py_func)
         kernel = CpuKernel(fn, dispatcher, hooks, src)
         if self.fork_guard is not None:
             kernel.fork_guard = self.fork_guard
@@ -245,6 +258,8 @@ class CpuBackend:
         return f"== CPU kernel source ({self.name})\n{self.source(fn, options)}"
 
 
+DISK = CpuDiskCache()
+"""The CPU kernels' disk cache (both backends; off until ``use_cache_dir``)."""
 CPU_SEQ = CpuBackend(parallel=False)
 """The sequential CPU backend (one shared instance, so its kernel cache is shared)."""
 CPU_PAR = CpuBackend(parallel=True)
