@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import linecache
+import math
 import os
 import threading
 import warnings
@@ -21,6 +22,7 @@ from offload.backend import Launcher, Pinned
 from offload.cpu.diskcache import CpuDiskCache, kernel_key
 from offload.cpu.loopnest import CpuHooks, kernel_function
 from offload.cpu.symbols import ensure_int128_helpers
+from offload.cpu.threads import ThreadChoice, now, quiet_threading
 from offload.diagnostics import CompileError, KernelFault
 from offload.emit import HEADER, print_source
 from offload.ir.core import Function
@@ -35,11 +37,14 @@ class OutOfBoundsRead(KernelFault, IndexError):
     rule = "bounds"
 
 
+PAR_IMPORTS = "from numba import get_num_threads, prange, set_num_threads\n\n\n"
+
+
 def _source(fn: Function, options: CompileOptions, parallel: bool) -> tuple[str, CpuHooks]:
     hooks = CpuHooks(fn, options.bounds_check)
     text = (
         HEADER
-        + "from numba import prange\n\n\n"
+        + (PAR_IMPORTS if parallel else "from numba import prange\n\n\n")
         + print_source(kernel_function(fn, hooks, parallel))
     )
     return text, hooks
@@ -82,6 +87,8 @@ class CpuKernel:
         """Set on ``cpu-par`` kernels (see ``ForkGuard``)."""
         self.sequential: Callable[[], CpuKernel] | None = None
         """The ``cpu-seq`` kernel of the same function, compiled on demand."""
+        self.threads: ThreadChoice | None = None
+        """``cpu-par``: the thread count of each launch (``offload.cpu.threads``)."""
         self.dispatcher = dispatcher
         self.source = source
         self.sites = list(hooks.sites)
@@ -108,11 +115,21 @@ class CpuKernel:
             for v, t in zip(captures, self.scalar_types, strict=True)
         ]
         err = np.zeros(self.err_size, np.int64)
+        choice = self.threads
         try:
-            if self._warm:
-                self.dispatcher(*shape, *outs, *caps, err)
+            if choice is None:
+                if self._warm:
+                    self.dispatcher(*shape, *outs, *caps, err)
+                else:
+                    self._first_call(shape, outs, caps, err)
+            elif self._warm:
+                elements = math.prod(shape)
+                threads = choice.pick(elements)
+                start = now()
+                self.dispatcher(*shape, *outs, *caps, err, threads)
+                choice.record(elements, threads, now() - start)
             else:
-                self._first_call(shape, outs, caps, err)
+                self._first_call(shape, outs, caps, err, choice.max_threads)
         except IndexError as exc:  # numba's own boundscheck (e.g. an out= of the wrong shape)
             raise KernelFault.at(
                 f"out-of-bounds access in the kernel of '{self.fn.name}': {exc}", self.fn.span
@@ -121,7 +138,7 @@ class CpuKernel:
             raise self._bounds_error(err)
 
     def _first_call(
-        self, shape: tuple[int, ...], outs: Sequence[Any], caps: list[Any], err: Any
+        self, shape: tuple[int, ...], outs: Sequence[Any], caps: list[Any], err: Any, *extra: int
     ) -> None:
         from numba.core.errors import NumbaError, NumbaWarning
 
@@ -130,7 +147,7 @@ class CpuKernel:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", NumbaWarning)
             try:
-                self.dispatcher(*shape, *outs, *caps, err)
+                self.dispatcher(*shape, *outs, *caps, err, *extra)
             except NumbaError as exc:
                 raise CompileError.at(
                     f"numba could not compile the kernel for '{self.fn.name}': "
@@ -167,6 +184,8 @@ class CpuBackend:
         self._cache: dict[tuple[str, str], CpuKernel] = {}
         self._lock = threading.Lock()
         self.fork_guard = ForkGuard() if parallel else None
+        if parallel:
+            quiet_threading()
 
     @staticmethod
     def use_cache_dir(directory: str | os.PathLike[str] | None) -> None:
@@ -189,8 +208,6 @@ class CpuBackend:
             return self._cache.setdefault(key, kernel)
 
     def _build(self, fn: Function, options: CompileOptions) -> CpuKernel:
-        import math
-
         import numba
 
         ensure_int128_helpers()
@@ -214,7 +231,7 @@ class CpuBackend:
             py_func = DISK.function(key, src, "kernel")
             flags["cache"] = py_func is not None
             if py_func is None:
-                namespace: dict[str, Any] = {"np": np, "math": math, "prange": numba.prange}
+                namespace: dict[str, Any] = {"np": np, "math": math}
                 exec(compile(src, filename, "exec"), namespace)
                 py_func = namespace["kernel"]
         except SyntaxError as exc:  # a bug in the emitter
@@ -222,10 +239,13 @@ class CpuBackend:
                 f"offload emitted invalid kernel source for '{fn.name}': {exc}", fn.span
             ) from None
         dispatcher = numba.njit(parallel=self.parallel, **flags)(py_func)
+        if flags["cache"]:
+            _quiet_cache_saves(dispatcher)
         kernel = CpuKernel(fn, dispatcher, hooks, src)
         if self.fork_guard is not None:
             kernel.fork_guard = self.fork_guard
             kernel.sequential = lambda: CPU_SEQ.compile(fn, options)
+            kernel.threads = ThreadChoice(int(numba.config.NUMBA_NUM_THREADS))  # type: ignore[attr-defined]
         return kernel
 
     def allocate(self, shape: tuple[int, ...], dtypes: Sequence[np.dtype[Any]]) -> list[Any]:
@@ -256,6 +276,27 @@ class CpuBackend:
     def explain(self, fn: Function, options: CompileOptions, shape: tuple[int, ...]) -> str:
         """The kernel source ``compile`` would build."""
         return f"== CPU kernel source ({self.name})\n{self.source(fn, options)}"
+
+
+def _quiet_cache_saves(dispatcher: Any) -> None:
+    """numba warns where it cannot save a specialisation to its cache (e.g. a parallel
+    kernel over a strided array uses "dynamic globals"); that kernel then just compiles in
+    each process, which is not the user's business (nor an error under ``-W error``). The
+    save may come with any later call that compiles a new specialisation, outside
+    ``_first_call``'s filter, so the cache's own save is wrapped."""
+    from numba.core.errors import NumbaWarning
+
+    cache = getattr(dispatcher, "_cache", None)
+    save = getattr(cache, "save_overload", None)
+    if save is None:
+        return
+
+    def quiet_save(sig: Any, data: Any) -> None:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", NumbaWarning)
+            save(sig, data)
+
+    cache.save_overload = quiet_save
 
 
 DISK = CpuDiskCache()
