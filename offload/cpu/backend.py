@@ -296,7 +296,7 @@ def _quiet_cache_saves(dispatcher: Any) -> None:
             warnings.simplefilter("ignore", NumbaWarning)
             save(sig, data)
 
-    cache.save_overload = quiet_save
+    setattr(cache, "save_overload", quiet_save)  # noqa: B010  (numba's object, typed Any)
 
 
 DISK = CpuDiskCache()
