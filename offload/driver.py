@@ -28,6 +28,7 @@ import numpy as np
 
 from offload.backend import Backend
 from offload.config import config
+from offload.frontend.captures import array_dtype
 from offload.frontend.lower import Lowered, capture_type_key, delayed_key
 from offload.frontend.reader import (
     Fetcher,
@@ -325,18 +326,18 @@ def _wanted_dtypes(
     if len(outs) != nresults:
         raise ValueError(f"out= has {len(outs)} array(s) but the function returns {nresults}")
     froms = [r.dtype for r in results] if dts is None else [np.dtype(d) for d in dts]
-    for k, (o, natural) in enumerate(zip(outs, froms, strict=True)):
+    dtypes = [array_dtype(o) for o in outs]  # (torch's and JAX's dtypes are their own)
+    for k, (o, natural, dt) in enumerate(zip(outs, froms, dtypes, strict=True)):
         which = "out=" if nresults == 1 else f"out=[{k}]"
         if _read_only(o):
             raise ValueError(f"{which} is read-only: compute_* writes its result into it")
-        if not np.can_cast(natural, o.dtype, casting="same_kind"):
+        if not np.can_cast(natural, dt, casting="same_kind"):
             raise TypeError(
                 f"cannot cast the result{'' if nresults == 1 else f' {k}'} from "
-                f"dtype('{natural}') to {which}'s dtype('{np.dtype(o.dtype)}') with casting "
-                f"rule 'same_kind' (NumPy's rule for out=); pass dtype=np.{np.dtype(o.dtype)} "
-                "to convert explicitly"
+                f"dtype('{natural}') to {which}'s dtype('{dt}') with casting rule "
+                f"'same_kind' (NumPy's rule for out=); pass dtype=np.{dt} to convert explicitly"
             )
-    return tuple(np.dtype(o.dtype) for o in outs)
+    return tuple(dtypes)
 
 
 def _read_only(o: Any) -> bool:

@@ -108,6 +108,8 @@ class CpuKernel:
                 self.sequential().launch(shape, outs, captures)
                 return
             self.fork_guard.launched()
+        if any(type(o) is not np.ndarray for o in outs):
+            outs = [host_array(o) for o in outs]  # writes land in the caller's memory
         if len(shape) == 0:
             outs = [o.reshape(1) for o in outs]
         caps = [
@@ -253,15 +255,24 @@ class CpuBackend:
         return [np.empty(shape, dtype=dt) for dt in dtypes]
 
     def writable(self, out: Any) -> bool:
-        """numba kernels write any writeable NumPy array, whatever its strides."""
-        return isinstance(out, np.ndarray) and bool(out.flags.writeable)
+        """numba kernels write any writeable NumPy array, whatever its strides, and any
+        host array exposing ``__array_interface__`` or DLPack (written through a NumPy view
+        of its memory, ``host_array``)."""
+        if isinstance(out, np.ndarray):
+            return bool(out.flags.writeable)
+        try:
+            return bool(host_array(out).flags.writeable)
+        except (TypeError, ValueError, BufferError, RuntimeError):
+            return False
 
     def prepare_outputs(self, outs: Sequence[Any]) -> None:
         """Host arrays need nothing before a CPU kernel writes them."""
 
     def prepare_captures(self, captures: Sequence[Any]) -> list[Any]:
-        """CPU kernels read host arrays directly; scalars pass through."""
-        return list(captures)
+        """CPU kernels read host arrays directly; scalars pass through; other host arrays
+        (``__array_interface__``, DLPack: torch or JAX CPU tensors) as NumPy views of their
+        memory, without a copy."""
+        return [host_array(c) if _foreign_array(c) else c for c in captures]
 
     def pinned_captures(self, values: Sequence[Any]) -> dict[int, Pinned]:
         """CPU kernels are not specialised on array contents."""
@@ -297,6 +308,39 @@ def _quiet_cache_saves(dispatcher: Any) -> None:
             save(sig, data)
 
     setattr(cache, "save_overload", quiet_save)  # noqa: B010  (numba's object, typed Any)
+
+
+_INTERFACES = ("__array_interface__", "__dlpack__", "__cuda_array_interface__")
+
+
+def _foreign_array(c: Any) -> bool:
+    """An array that is not a NumPy array (NumPy scalars have ``__array_interface__`` too)."""
+    t = type(c)
+    if t is np.ndarray or t is int or t is float or t is bool or isinstance(c, np.generic):
+        return False
+    return isinstance(c, np.ndarray) is False and any(hasattr(c, n) for n in _INTERFACES)
+
+
+def host_array(x: Any) -> np.ndarray[Any, Any]:
+    """A NumPy view of the host array ``x`` (``__array_interface__`` or DLPack), no copy;
+    ``TypeError`` for an array in GPU memory."""
+    if isinstance(x, np.ndarray):
+        return x
+    if hasattr(x, "__array_interface__"):
+        return np.asarray(x)
+    if hasattr(x, "__cuda_array_interface__"):
+        raise TypeError(
+            f"a {type(x).__module__}.{type(x).__qualname__} in GPU memory was given to a CPU "
+            "target (compute_s/compute_p read host memory): copy it to the host first, or "
+            "use compute_g"
+        )
+    try:
+        return np.from_dlpack(x)
+    except (BufferError, RuntimeError) as err:  # not host memory
+        raise TypeError(
+            f"a {type(x).__module__}.{type(x).__qualname__} given to a CPU target is not in "
+            f"host memory ({err}): copy it to the host first, or use compute_g"
+        ) from None
 
 
 DISK = CpuDiskCache()
