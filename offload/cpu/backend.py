@@ -37,14 +37,11 @@ class OutOfBoundsRead(KernelFault, IndexError):
     rule = "bounds"
 
 
-PAR_IMPORTS = "from numba import get_num_threads, prange, set_num_threads\n\n\n"
-
-
 def _source(fn: Function, options: CompileOptions, parallel: bool) -> tuple[str, CpuHooks]:
     hooks = CpuHooks(fn, options.bounds_check)
     text = (
         HEADER
-        + (PAR_IMPORTS if parallel else "from numba import prange\n\n\n")
+        + "from numba import prange\n\n\n"
         + print_source(kernel_function(fn, hooks, parallel))
     )
     return text, hooks
@@ -87,8 +84,10 @@ class CpuKernel:
         """Set on ``cpu-par`` kernels (see ``ForkGuard``)."""
         self.sequential: Callable[[], CpuKernel] | None = None
         """The ``cpu-seq`` kernel of the same function, compiled on demand."""
+        self._sequential: CpuKernel | None = None
         self.threads: ThreadChoice | None = None
-        """``cpu-par``: the thread count of each launch (``offload.cpu.threads``)."""
+        """``cpu-par``: one thread (the ``sequential`` kernel) or all, per launch
+        (``offload.cpu.threads``)."""
         self.dispatcher = dispatcher
         self.source = source
         self.sites = list(hooks.sites)
@@ -108,6 +107,27 @@ class CpuKernel:
                 self.sequential().launch(shape, outs, captures)
                 return
             self.fork_guard.launched()
+        choice = self.threads
+        if choice is None or self.sequential is None:
+            self._launch(shape, outs, captures)
+            return
+        # cpu-par: the sequential kernel or all threads, whichever measures faster
+        # (offload.cpu.threads); a launch that compiled is not a measurement.
+        elements = math.prod(shape)
+        threads = choice.pick(elements)
+        kernel = self if threads > 1 else self._sequential or self._compile_sequential()
+        warm = kernel._warm
+        start = now()
+        kernel._launch(shape, outs, captures)
+        if warm:
+            choice.record(elements, threads, now() - start)
+
+    def _compile_sequential(self) -> CpuKernel:
+        assert self.sequential is not None
+        self._sequential = self.sequential()
+        return self._sequential
+
+    def _launch(self, shape: tuple[int, ...], outs: Sequence[Any], captures: Sequence[Any]) -> None:
         if any(type(o) is not np.ndarray for o in outs):
             outs = [host_array(o) for o in outs]  # writes land in the caller's memory
         if len(shape) == 0:
@@ -117,21 +137,11 @@ class CpuKernel:
             for v, t in zip(captures, self.scalar_types, strict=True)
         ]
         err = np.zeros(self.err_size, np.int64)
-        choice = self.threads
         try:
-            if choice is None:
-                if self._warm:
-                    self.dispatcher(*shape, *outs, *caps, err)
-                else:
-                    self._first_call(shape, outs, caps, err)
-            elif self._warm:
-                elements = math.prod(shape)
-                threads = choice.pick(elements)
-                start = now()
-                self.dispatcher(*shape, *outs, *caps, err, threads)
-                choice.record(elements, threads, now() - start)
+            if self._warm:
+                self.dispatcher(*shape, *outs, *caps, err)
             else:
-                self._first_call(shape, outs, caps, err, choice.max_threads)
+                self._first_call(shape, outs, caps, err)
         except IndexError as exc:  # numba's own boundscheck (e.g. an out= of the wrong shape)
             raise KernelFault.at(
                 f"out-of-bounds access in the kernel of '{self.fn.name}': {exc}", self.fn.span
@@ -140,7 +150,7 @@ class CpuKernel:
             raise self._bounds_error(err)
 
     def _first_call(
-        self, shape: tuple[int, ...], outs: Sequence[Any], caps: list[Any], err: Any, *extra: int
+        self, shape: tuple[int, ...], outs: Sequence[Any], caps: list[Any], err: Any
     ) -> None:
         from numba.core.errors import NumbaError, NumbaWarning
 
@@ -149,7 +159,7 @@ class CpuKernel:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", NumbaWarning)
             try:
-                self.dispatcher(*shape, *outs, *caps, err, *extra)
+                self.dispatcher(*shape, *outs, *caps, err)
             except NumbaError as exc:
                 raise CompileError.at(
                     f"numba could not compile the kernel for '{self.fn.name}': "

@@ -112,16 +112,13 @@ def assign_item(arr: str, k: int, value: ast.expr) -> ast.stmt:
 
 
 def kernel_function(fn: Function, hooks: CpuHooks, parallel: bool) -> list[ast.stmt]:
-    """The ``def kernel(n0.., out0.., c0.., err)`` statement that fills the outputs
-    (``cpu-par``'s also takes ``nthreads``, the launch's thread count)."""
+    """The ``def kernel(n0.., out0.., c0.., err)`` statement that fills the outputs."""
     body = emit_body(fn, hooks)
     rank = fn.n_index
     params = [f"n{k}" for k in range(rank)]
     params += [f"out{k}" for k in range(len(fn.result_types))]
     params += [f"c{k}" for k in range(len(fn.captures))]
     params.append("err")
-    if parallel:
-        params.append("nthreads")
     if rank == 0:
         nest = body
     elif parallel and rank >= 2:
@@ -133,14 +130,6 @@ def kernel_function(fn: Function, hooks: CpuHooks, parallel: bool) -> list[ast.s
         for k in reversed(range(rank)):
             rng = "prange" if parallel and k == 0 else "range"
             nest = _index_loop(k, expr(f"{rng}(n{k})"), nest)
-    if parallel:
-        # The launch's thread count (offload.cpu.threads), the caller's restored after.
-        nest = [
-            assign("_threads", expr("get_num_threads()")),
-            ast.Expr(expr("set_num_threads(nthreads)")),
-            *nest,
-            ast.Expr(expr("set_num_threads(_threads)")),
-        ]
     return [_def("kernel", params, nest)]
 
 

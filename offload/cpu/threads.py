@@ -14,9 +14,10 @@ a 2-core machine, ``benchmarks``: 16-64 k elements) and all threads above. While
 machine is loaded (``ThreadChoice.loaded``: other processes keep every core busy) one
 thread is chosen and all threads are not tried.
 
-The thread count is an argument of the kernel, which calls numba's ``set_num_threads``
-itself (restoring the caller's count after): from compiled code that costs nanoseconds,
-where the Python call costs 1-3 µs.
+One thread means the ``cpu-seq`` kernel of the same function (compiled on first need, and
+cached on disk like any kernel), not the parallel kernel on one thread: numba's parallel
+loop on one thread still pays its scheduler and, in some kernels, loses vectorisation (a
+7-point stencil measured 2x slower than the sequential kernel that way).
 
 ``quiet_threading`` makes numba's OpenMP pool sleep rather than spin between launches
 (``OMP_WAIT_POLICY=PASSIVE``, unless the user set it): a spinning pool takes the cores that
