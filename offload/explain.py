@@ -7,6 +7,7 @@ from typing import Any, TextIO
 
 from offload import driver
 from offload.config import config
+from offload.explain_summary import render
 from offload.frontend.lower import fetch_captures
 from offload.ir.core import Function
 from offload.ir.printer import print_function
@@ -14,7 +15,14 @@ from offload.lowering import check_and_lower
 from offload.targets import TARGETS, split_target
 
 
-def explain(fn: Any, shape: Any = None, target: str = "cpu", *, file: TextIO | None = None) -> str:
+def explain(
+    fn: Any,
+    shape: Any = None,
+    target: str = "cpu",
+    *,
+    file: TextIO | None = None,
+    all_passes: bool = False,
+) -> str:
     """Print (to ``file``, default stdout) and return how ``fn`` compiles for ``target``.
 
     Shows the IR after lowering, after every pass of the target's pipeline (the common
@@ -22,6 +30,9 @@ def explain(fn: Any, shape: Any = None, target: str = "cpu", *, file: TextIO | N
     launch runs), the generated kernel source and, for the GPU, the PTX, registers, shared
     memory, occupancy and launch configuration (where a GPU is present; the PTX also
     without one). ``target`` is ``"cpu"`` (``compute_p``'s), ``"cpu-seq"`` or ``"gpu"``.
+    A summary comes first (``offload.explain_summary``: kernels, launch, registers, which
+    passes changed the IR); the IR after a pass that changed nothing is shown only with
+    ``all_passes=True``.
     """
     if target not in TARGETS:
         raise ValueError(f"target must be one of {', '.join(sorted(TARGETS))}, got {target!r}")
@@ -41,6 +52,6 @@ def explain(fn: Any, shape: Any = None, target: str = "cpu", *, file: TextIO | N
 
     ir = driver.specialise(lowered, None, options, consts, trace)
     parts.append(backend.explain(ir, options, shp))
-    text = "\n".join(parts)
+    text = render(parts, getattr(tgt, "__qualname__", type(tgt).__name__), shp, target, all_passes)
     print(text, file=file or sys.stdout)
     return text
