@@ -16,7 +16,8 @@ owned by the user and not writable by group or others, and a kernel file only if
 user's and has exactly the expected text (otherwise it is rewritten). A directory that fails
 is not used: kernels compile in memory, as before, and one ``OffloadCacheWarning`` says why.
 The directory is bounded (``max_bytes``): past it, the least recently used kernels (by the
-mtime of their ``.py``, touched on every load) are deleted with their numba files.
+newest mtime of their files; a load touches numba's index) are deleted with their numba
+files.
 """
 
 from __future__ import annotations
@@ -103,7 +104,7 @@ class CpuDiskCache:
                 write_atomic(path, source)
                 self.misses += 1
             else:
-                os.utime(path)  # LRU: a load makes the kernel young
+                _touch(path)  # LRU: a load makes the kernel young
                 self.hits += 1
         except OSError as exc:
             self._refuse(folder, f"it is not writable ({exc})")
@@ -173,6 +174,16 @@ def _read_or_none(path: Path) -> str | None:
         return None  # untrusted or damaged: rewritten (write_atomic replaces the file)
 
 
+def _touch(path: Path) -> None:
+    """Mark a kernel used: its numba index files' mtime, not the source's (numba before 0.61
+    took the source file's mtime as its freshness stamp: touching it would make every
+    cached specialisation stale)."""
+    for f in _numba_files(path):
+        if f.suffix == ".nbi":
+            with contextlib.suppress(OSError):
+                os.utime(f)
+
+
 def _numba_files(path: Path) -> list[Path]:
     pycache = path.parent / "__pycache__"
     try:
@@ -195,11 +206,10 @@ def _kernels(folder: Path) -> list[tuple[Path, int, float]]:
             continue
         path = folder / name
         try:
-            st = path.stat()
-            size = st.st_size + sum(f.stat().st_size for f in _numba_files(path))
+            stats = [path.stat(), *(f.stat() for f in _numba_files(path))]
         except OSError:
             continue  # removed meanwhile
-        out.append((path, size, st.st_mtime))
+        out.append((path, sum(st.st_size for st in stats), max(st.st_mtime for st in stats)))
     return out
 
 
