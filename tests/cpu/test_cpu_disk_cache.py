@@ -123,7 +123,7 @@ def test_the_directory_is_bounded_by_evicting_the_least_recently_used(tmp_path):
 
     from offload.cpu.diskcache import CpuDiskCache, cpu_cache_info
 
-    cache = CpuDiskCache(max_bytes=3 * 200)
+    cache = CpuDiskCache(max_bytes=650)  # three 208-byte kernels
     cache.use(tmp_path)
     for k in range(5):
         src = f"def kernel():\n    return {k}\n" + "#" * 180 + "\n"
