@@ -390,7 +390,13 @@ def _staged(  # noqa: PLR0917  (the full path's state)
 
 
 def _copy_into(out: Any, result: Any) -> None:
-    """Copy a staged result into the user's ``out=`` array (host or device)."""
+    """Copy a staged result into the user's ``out=`` array (host or device; a host array
+    known by its interface or DLPack is written through a NumPy view of its memory)."""
+    if not isinstance(out, np.ndarray) and not hasattr(out, "__cuda_array_interface__"):
+        if hasattr(out, "__array_interface__"):
+            out = np.asarray(out)
+        elif hasattr(out, "__dlpack__"):
+            out = np.from_dlpack(out)
     if isinstance(out, np.ndarray):
         host = (
             result.get()

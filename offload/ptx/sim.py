@@ -102,8 +102,15 @@ class SimBackend:
 
 
 def _host(c: Any) -> Any:
-    if type(c) is SimDeviceArray:
+    t = type(c)
+    if t is np.ndarray or t is int or t is float or t is bool or isinstance(c, np.generic):
+        return c
+    if t is SimDeviceArray:
         return c.host
     if hasattr(c, "__cuda_array_interface__") and hasattr(c, "get"):
         return c.get()  # a CuPy array
+    if hasattr(c, "__array_interface__"):
+        return np.asarray(c)  # a host array by its interface: a view, no copy
+    if hasattr(c, "__dlpack__"):
+        return np.from_dlpack(c)  # a torch/JAX CPU tensor
     return c
