@@ -28,6 +28,7 @@ import numpy as np
 
 from offload.backend import Backend
 from offload.config import config
+from offload.frontend.captures import array_dtype
 from offload.frontend.lower import Lowered, capture_type_key, delayed_key
 from offload.frontend.reader import (
     Fetcher,
@@ -233,7 +234,7 @@ def _run(  # noqa: PLR0917
     if dtype is None and out is None:
         want = None
     else:
-        want = _wanted_dtypes(dtype, out, len(entry.lowered.ir.result_types))
+        want = _wanted_dtypes(dtype, out, entry.lowered.ir.result_types)
     memo = entry.memo
     fresh = None
     read: Reader | None
@@ -311,23 +312,55 @@ def _specialisation(  # noqa: PLR0917  (the full path's state, passed without a 
     return compiled, read
 
 
-def _wanted_dtypes(dtype: Any, out: Any, nresults: int) -> tuple[np.dtype[Any], ...] | None:
-    if out is not None:
-        outs = out if isinstance(out, tuple) else (out,)
-        for o in outs:
-            if not (hasattr(o, "shape") and hasattr(o, "dtype")):
-                raise TypeError(
-                    f"out= takes an array (or a tuple of arrays), not {type(o).__name__}"
-                )
-        if len(outs) != nresults:
-            raise ValueError(f"out= has {len(outs)} array(s) but the function returns {nresults}")
-        return tuple(np.dtype(o.dtype) for o in outs)
-    if dtype is None:
-        return None
-    dts = dtype if isinstance(dtype, tuple | list) else (dtype,) * nresults
-    if len(dts) != nresults:
-        raise ValueError(f"dtype= names {len(dts)} dtype(s) but the function returns {nresults}")
-    return tuple(np.dtype(d) for d in dts)
+def _wanted_dtypes(
+    dtype: Any, out: Any, results: Sequence[ScalarType]
+) -> tuple[np.dtype[Any], ...] | None:
+    """The result dtypes ``dtype=``/``out=`` ask for (``None``: the function's own).
+
+    ``out=`` follows NumPy's ufunc ``out=``: each array must be writeable, and the result
+    (of ``dtype=`` where given) must cast to its dtype under the ``same_kind`` rule."""
+    nresults = len(results)
+    dts: Sequence[Any] | None = None
+    if dtype is not None:
+        dts = dtype if isinstance(dtype, tuple | list) else (dtype,) * nresults
+        if len(dts) != nresults:
+            raise ValueError(
+                f"dtype= names {len(dts)} dtype(s) but the function returns {nresults}"
+            )
+    if out is None:
+        return None if dts is None else tuple(np.dtype(d) for d in dts)
+    outs = out if isinstance(out, tuple) else (out,)
+    for o in outs:
+        if not (hasattr(o, "shape") and hasattr(o, "dtype")):
+            raise TypeError(f"out= takes an array (or a tuple of arrays), not {type(o).__name__}")
+    if len(outs) != nresults:
+        raise ValueError(f"out= has {len(outs)} array(s) but the function returns {nresults}")
+    froms = [r.dtype for r in results] if dts is None else [np.dtype(d) for d in dts]
+    dtypes = [array_dtype(o) for o in outs]  # (torch's and JAX's dtypes are their own)
+    for k, (o, natural, dt) in enumerate(zip(outs, froms, dtypes, strict=True)):
+        which = "out=" if nresults == 1 else f"out=[{k}]"
+        if _read_only(o):
+            raise ValueError(f"{which} is read-only: compute_* writes its result into it")
+        if not np.can_cast(natural, dt, casting="same_kind"):
+            raise TypeError(
+                f"cannot cast the result{'' if nresults == 1 else f' {k}'} from "
+                f"dtype('{natural}') to {which}'s dtype('{dt}') with casting rule "
+                f"'same_kind' (NumPy's rule for out=); pass dtype=np.{dt} to convert explicitly"
+            )
+    return tuple(dtypes)
+
+
+def _read_only(o: Any) -> bool:
+    """Whether an ``out=`` array says it is read-only (NumPy's flag, or the read-only bit
+    of ``__array_interface__``/``__cuda_array_interface__``'s ``data``)."""
+    if isinstance(o, np.ndarray):
+        return not o.flags.writeable
+    for name in ("__cuda_array_interface__", "__array_interface__"):
+        iface = getattr(o, name, None)
+        if isinstance(iface, dict):
+            data = iface.get("data")
+            return isinstance(data, tuple) and len(data) == 2 and bool(data[1])
+    return False
 
 
 def _outputs(
@@ -367,7 +400,13 @@ def _staged(  # noqa: PLR0917  (the full path's state)
 
 
 def _copy_into(out: Any, result: Any) -> None:
-    """Copy a staged result into the user's ``out=`` array (host or device)."""
+    """Copy a staged result into the user's ``out=`` array (host or device; a host array
+    known by its interface or DLPack is written through a NumPy view of its memory)."""
+    if not isinstance(out, np.ndarray) and not hasattr(out, "__cuda_array_interface__"):
+        if hasattr(out, "__array_interface__"):
+            out = np.asarray(out)
+        elif hasattr(out, "__dlpack__"):
+            out = np.from_dlpack(out)
     if isinstance(out, np.ndarray):
         host = (
             result.get()

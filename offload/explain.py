@@ -10,6 +10,7 @@ from offload.acc.base import Context
 from offload.acc.graph import needs_scheduler, schedule
 from offload.config import config
 from offload.delayed import Delayed
+from offload.explain_summary import render
 from offload.frontend.lower import fetch_captures
 from offload.ir.core import Function
 from offload.ir.printer import print_function
@@ -17,7 +18,14 @@ from offload.lowering import check_and_lower
 from offload.targets import TARGETS, split_target
 
 
-def explain(fn: Any, shape: Any = None, target: str = "cpu", *, file: TextIO | None = None) -> str:
+def explain(
+    fn: Any,
+    shape: Any = None,
+    target: str = "cpu",
+    *,
+    file: TextIO | None = None,
+    all_passes: bool = False,
+) -> str:
     """Print (to ``file``, default stdout) and return how ``fn`` compiles for ``target``.
 
     Shows the IR after lowering, after every pass of the target's pipeline (the common
@@ -25,6 +33,9 @@ def explain(fn: Any, shape: Any = None, target: str = "cpu", *, file: TextIO | N
     launch runs), the generated kernel source and, for the GPU, the PTX, registers, shared
     memory, occupancy and launch configuration (where a GPU is present; the PTX also
     without one). ``target`` is ``"cpu"`` (``compute_p``'s), ``"cpu-seq"`` or ``"gpu"``.
+    A summary comes first (``offload.explain_summary``: kernels, launch, registers, which
+    passes changed the IR); the IR after a pass that changed nothing is shown only with
+    ``all_passes=True``.
 
     A delayed array holding collectives (``fold``, ``stencil``, ...) is computed on
     ``target`` stage by stage, as ``compute_*`` would: the text lists every kernel the
@@ -33,14 +44,14 @@ def explain(fn: Any, shape: Any = None, target: str = "cpu", *, file: TextIO | N
     if target not in TARGETS:
         raise ValueError(f"target must be one of {', '.join(sorted(TARGETS))}, got {target!r}")
     if shape is None and isinstance(fn, Delayed) and needs_scheduler(fn):
-        text = explain_graph(fn, target)
+        text = explain_graph(fn, target, all_passes=all_passes)
     else:
-        text = _explain_kernel(fn, shape, target)
+        text = _explain_kernel(fn, shape, target, all_passes)
     print(text, file=file or sys.stdout)
     return text
 
 
-def _explain_kernel(fn: Any, shape: Any, target: str) -> str:
+def _explain_kernel(fn: Any, shape: Any, target: str, all_passes: bool = False) -> str:
     """``explain``'s text for one kernel."""
     shp, tgt = split_target(shape, fn) if shape is not None else split_target(fn, None)
     options = config.compile_options()
@@ -58,10 +69,12 @@ def _explain_kernel(fn: Any, shape: Any, target: str) -> str:
 
     ir = driver.specialise(lowered, None, options, consts, trace)
     parts.append(backend.explain(ir, options, shp))
-    return "\n".join(parts)
+    return render(parts, getattr(tgt, "__qualname__", type(tgt).__name__), shp, target, all_passes)
 
 
-def explain_graph(root: Delayed, target: str, run_on: str | None = None) -> str:
+def explain_graph(
+    root: Delayed, target: str, run_on: str | None = None, *, all_passes: bool = False
+) -> str:
     """The kernels of a delayed array holding collectives, computed on ``target`` (or on
     ``run_on``: in ``cross_target`` mode every target runs the same stages, so the
     GPU's kernels can be shown from a run on the CPU where no GPU is present)."""
@@ -80,5 +93,5 @@ def explain_graph(root: Delayed, target: str, run_on: str | None = None) -> str:
             parts.append(f"== kernel {k}/{len(trace)}: {what} (a skeleton)")
             continue
         parts.append(f"== kernel {k}/{len(trace)}: {what}, shape {tuple(node.shape)}")
-        parts.append(_explain_kernel(node, None, target))
+        parts.append(_explain_kernel(node, None, target, all_passes))
     return "\n".join(parts)

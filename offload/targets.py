@@ -77,8 +77,9 @@ def split_target(shape_or_delayed: Any, fn: Any) -> tuple[tuple[int, ...], Any]:
 
 @functools.cache
 def backend_named(name: str) -> Backend:
-    """The one backend of each name (``cpu-seq``, ``cpu-par``, ``gpu-sim``,
-    ``gpu-unified``, ``gpu-device``); imported on first use (numba is slow to import)."""
+    """The one backend of each name (``cpu-seq``, ``cpu-par``, ``gpu-sim`` and
+    ``gpu-sim-device`` (the simulator in each memory mode), ``gpu-unified``, ``gpu-device``);
+    imported on first use (numba is slow to import)."""
     if name == "cpu-seq":
         from offload.cpu.backend import CPU_SEQ  # (numba is slow to import)
 
@@ -87,17 +88,19 @@ def backend_named(name: str) -> Backend:
         from offload.cpu.backend import CPU_PAR
 
         return CPU_PAR
-    if name == "gpu-sim":
+    if name in ("gpu-sim", "gpu-sim-device"):
         from offload.ptx.sim import SimBackend
 
-        return SimBackend()
+        return SimBackend("device" if name == "gpu-sim-device" else "unified")
     from offload.ptx.backend import GPUBackend
 
     return GPUBackend(mode=config.memory, cache_dir=config.cache_dir)
 
 
 def _gpu_name() -> str:
-    return "gpu-sim" if config.gpu_simulator else f"gpu-{config.memory}"
+    if config.gpu_simulator:
+        return "gpu-sim" if config.memory == "unified" else "gpu-sim-device"
+    return f"gpu-{config.memory}"
 
 
 class Target:
@@ -117,6 +120,9 @@ class Target:
     def resolve(self, options: CompileOptions) -> Backend:
         """The backend for ``options``' configuration (remembered until it changes)."""
         backend = backend_named(self.name())
+        use_cache_dir = getattr(backend, "use_cache_dir", None)
+        if use_cache_dir is not None:  # the CPU backends follow ol.config.cache_dir
+            use_cache_dir(config.cache_dir)
         self.state = (options, backend)
         return backend
 

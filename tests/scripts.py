@@ -12,14 +12,16 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def run_script(folder: Path, name: str, text: str) -> subprocess.CompletedProcess[str]:
+def run_script(
+    folder: Path, name: str, text: str, python: str | Path = sys.executable
+) -> subprocess.CompletedProcess[str]:
     """Write ``text`` to ``folder/name`` and run it with this checkout on the path (a crash
-    or a killed child cannot take the test runner down)."""
+    or a killed child cannot take the test runner down), by ``python`` (default: this one)."""
     script = folder / name
     script.write_text(text)
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     return subprocess.run(
-        [sys.executable, "-W", "ignore", str(script)],
+        [str(python), "-W", "ignore", str(script)],
         capture_output=True, text=True, timeout=300, env=env, check=False,
     )  # fmt: skip
 

@@ -17,3 +17,5 @@ echo "== unit, cpu, ptx lanes"
 python -m pytest -q -p no:cacheprovider -n 2 -m "unit or cpu or ptx" --timeout=900
 echo "== sim lane (numba CUDA simulator)"
 NUMBA_ENABLE_CUDASIM=1 OFFLOAD_GPU_SIMULATOR=1 python -m pytest -q -p no:cacheprovider -n 2 -m sim --timeout=900
+echo "== wheel (sdist + wheel into a fresh venv: --version, bench tiny s,p, the examples)"
+bash tools/wheel-check.sh

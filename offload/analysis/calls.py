@@ -13,10 +13,8 @@ import ast
 import builtins
 import enum
 import sys
-import sysconfig
 import types
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -38,12 +36,16 @@ NUMPY_ALLOCATORS = frozenset(
 )  # fmt: skip
 """NumPy functions that create arrays: reported as allocations, not as unknown calls."""
 
-_LIBRARY_ROOTS = frozenset({"numpy", "math", "random", "builtins", "offload", "numba", "cupy"})
-_LIBRARY_DIRS = tuple(
-    str(Path(p).resolve())
-    for key in ("stdlib", "platstdlib", "purelib", "platlib")
-    if (p := sysconfig.get_paths().get(key))
-)
+LIBRARY_ROOTS = frozenset(
+    {
+        "numpy", "math", "cmath", "random", "builtins", "offload", "numba", "llvmlite", "cupy",
+        "cupyx", "scipy", "pandas", "torch", "jax", "jaxlib", "dask", "xarray", "numexpr",
+    }
+)  # fmt: skip
+"""Top-level packages whose Python functions are library code, never inlined helpers (their
+source is not in the subset and is not the user's); the standard library's modules are too.
+A library call is known by the module that defines it, not by the folder its file is in: a
+helper in a package installed under site-packages is a helper like any other."""
 
 ALLOWED_CALLS_HINT = (
     "element functions may call min, max, abs, int, float, bool, round, len, range, divmod, "
@@ -224,16 +226,10 @@ def _is_numpy_allocator(obj: Any) -> bool:
 
 
 def _is_library(fn: types.FunctionType) -> bool:
-    """A function of numpy, the standard library or an installed package: not a helper
-    (its source is not in the subset and it is not the user's)."""
+    """A function of numpy, the standard library or another known library (``LIBRARY_ROOTS``):
+    not a helper. Where it is installed does not matter."""
     root = (fn.__module__ or "").split(".")[0]
-    if root in _LIBRARY_ROOTS or root in sys.stdlib_module_names:
-        return True
-    try:
-        file = str(Path(fn.__code__.co_filename).resolve())
-    except (OSError, ValueError):
-        return False
-    return any(file.startswith(d + "/") for d in _LIBRARY_DIRS)
+    return root in LIBRARY_ROOTS or root in sys.stdlib_module_names
 
 
 def check_calls(ctx: FunctionContext, calls: list[ResolvedCall]) -> list[Diagnostic]:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import linecache
+import math
 import os
 import threading
 import warnings
@@ -18,8 +19,10 @@ from typing import Any
 import numpy as np
 
 from offload.backend import Launcher, Pinned
+from offload.cpu.diskcache import CpuDiskCache, kernel_key
 from offload.cpu.loopnest import CpuHooks, kernel_function
 from offload.cpu.symbols import ensure_int128_helpers
+from offload.cpu.threads import ThreadChoice, now, quiet_threading
 from offload.diagnostics import CompileError, KernelFault
 from offload.emit import HEADER, print_source
 from offload.ir.core import Function
@@ -81,6 +84,10 @@ class CpuKernel:
         """Set on ``cpu-par`` kernels (see ``ForkGuard``)."""
         self.sequential: Callable[[], CpuKernel] | None = None
         """The ``cpu-seq`` kernel of the same function, compiled on demand."""
+        self._sequential: CpuKernel | None = None
+        self.threads: ThreadChoice | None = None
+        """``cpu-par``: one thread (the ``sequential`` kernel) or all, per launch
+        (``offload.cpu.threads``)."""
         self.dispatcher = dispatcher
         self.source = source
         self.sites = list(hooks.sites)
@@ -100,6 +107,29 @@ class CpuKernel:
                 self.sequential().launch(shape, outs, captures)
                 return
             self.fork_guard.launched()
+        choice = self.threads
+        if choice is None or self.sequential is None:
+            self._launch(shape, outs, captures)
+            return
+        # cpu-par: the sequential kernel or all threads, whichever measures faster
+        # (offload.cpu.threads); a launch that compiled is not a measurement.
+        elements = math.prod(shape)
+        threads = choice.pick(elements)
+        kernel = self if threads > 1 else self._sequential or self._compile_sequential()
+        warm = kernel._warm
+        start = now()
+        kernel._launch(shape, outs, captures)
+        if warm:
+            choice.record(elements, threads, now() - start)
+
+    def _compile_sequential(self) -> CpuKernel:
+        assert self.sequential is not None
+        self._sequential = self.sequential()
+        return self._sequential
+
+    def _launch(self, shape: tuple[int, ...], outs: Sequence[Any], captures: Sequence[Any]) -> None:
+        if any(type(o) is not np.ndarray for o in outs):
+            outs = [host_array(o) for o in outs]  # writes land in the caller's memory
         if len(shape) == 0:
             outs = [o.reshape(1) for o in outs]
         caps = [
@@ -166,6 +196,13 @@ class CpuBackend:
         self._cache: dict[tuple[str, str], CpuKernel] = {}
         self._lock = threading.Lock()
         self.fork_guard = ForkGuard() if parallel else None
+        if parallel:
+            quiet_threading()
+
+    @staticmethod
+    def use_cache_dir(directory: str | os.PathLike[str] | None) -> None:
+        """Keep compiled kernels under ``directory`` (``ol.config.cache_dir``) from now on."""
+        DISK.use(directory)
 
     def source(self, fn: Function, options: CompileOptions) -> str:
         """The Python source of the kernel ``compile`` would build (for ``ol.explain``)."""
@@ -183,8 +220,6 @@ class CpuBackend:
             return self._cache.setdefault(key, kernel)
 
     def _build(self, fn: Function, options: CompileOptions) -> CpuKernel:
-        import math
-
         import numba
 
         ensure_int128_helpers()
@@ -195,24 +230,34 @@ class CpuBackend:
         filename = f"<offload {self.name} {fn.name} {digest}>"
         # numba reads kernel source through linecache (for its error messages)
         linecache.cache[filename] = (len(src), None, src.splitlines(True), filename)
-        namespace: dict[str, Any] = {"np": np, "math": math, "prange": numba.prange}
-        try:
-            exec(compile(src, filename, "exec"), namespace)
-        except SyntaxError as exc:  # a bug in the emitter
-            raise CompileError.at(
-                f"offload emitted invalid kernel source for '{fn.name}': {exc}", fn.span
-            ) from None
         flags: dict[str, Any] = {
             "error_model": "numpy",
             "boundscheck": options.bounds_check,
             "fastmath": options.fastmath,
             "nogil": True,
         }
-        dispatcher = numba.njit(parallel=self.parallel, **flags)(namespace["kernel"])
+        key = kernel_key(src, f"{options.key()};{sorted(flags.items())}", self.name)
+        try:
+            # From the disk cache's file where there is one (numba then caches the machine
+            # code beside it), else from memory.
+            py_func = DISK.function(key, src, "kernel")
+            flags["cache"] = py_func is not None
+            if py_func is None:
+                namespace: dict[str, Any] = {"np": np, "math": math}
+                exec(compile(src, filename, "exec"), namespace)
+                py_func = namespace["kernel"]
+        except SyntaxError as exc:  # a bug in the emitter
+            raise CompileError.at(
+                f"offload emitted invalid kernel source for '{fn.name}': {exc}", fn.span
+            ) from None
+        dispatcher = numba.njit(parallel=self.parallel, **flags)(py_func)
+        if flags["cache"]:
+            _quiet_cache_saves(dispatcher)
         kernel = CpuKernel(fn, dispatcher, hooks, src)
         if self.fork_guard is not None:
             kernel.fork_guard = self.fork_guard
             kernel.sequential = lambda: CPU_SEQ.compile(fn, options)
+            kernel.threads = ThreadChoice(int(numba.config.NUMBA_NUM_THREADS))  # type: ignore[attr-defined]
         return kernel
 
     def allocate(self, shape: tuple[int, ...], dtypes: Sequence[np.dtype[Any]]) -> list[Any]:
@@ -220,15 +265,24 @@ class CpuBackend:
         return [np.empty(shape, dtype=dt) for dt in dtypes]
 
     def writable(self, out: Any) -> bool:
-        """numba kernels write any NumPy array, whatever its strides."""
-        return isinstance(out, np.ndarray)
+        """numba kernels write any writeable NumPy array, whatever its strides, and any
+        host array exposing ``__array_interface__`` or DLPack (written through a NumPy view
+        of its memory, ``host_array``)."""
+        if isinstance(out, np.ndarray):
+            return bool(out.flags.writeable)
+        try:
+            return bool(host_array(out).flags.writeable)
+        except (TypeError, ValueError, BufferError, RuntimeError):
+            return False
 
     def prepare_outputs(self, outs: Sequence[Any]) -> None:
         """Host arrays need nothing before a CPU kernel writes them."""
 
     def prepare_captures(self, captures: Sequence[Any]) -> list[Any]:
-        """CPU kernels read host arrays directly; scalars pass through."""
-        return list(captures)
+        """CPU kernels read host arrays directly; scalars pass through; other host arrays
+        (``__array_interface__``, DLPack: torch or JAX CPU tensors) as NumPy views of their
+        memory, without a copy."""
+        return [host_array(c) if _foreign_array(c) else c for c in captures]
 
     def pinned_captures(self, values: Sequence[Any]) -> dict[int, Pinned]:
         """CPU kernels are not specialised on array contents."""
@@ -245,6 +299,62 @@ class CpuBackend:
         return f"== CPU kernel source ({self.name})\n{self.source(fn, options)}"
 
 
+def _quiet_cache_saves(dispatcher: Any) -> None:
+    """numba warns where it cannot save a specialisation to its cache (e.g. a parallel
+    kernel over a strided array uses "dynamic globals"); that kernel then just compiles in
+    each process, which is not the user's business (nor an error under ``-W error``). The
+    save may come with any later call that compiles a new specialisation, outside
+    ``_first_call``'s filter, so the cache's own save is wrapped."""
+    from numba.core.errors import NumbaWarning
+
+    cache = getattr(dispatcher, "_cache", None)
+    save = getattr(cache, "save_overload", None)
+    if save is None:
+        return
+
+    def quiet_save(sig: Any, data: Any) -> None:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", NumbaWarning)
+            save(sig, data)
+
+    setattr(cache, "save_overload", quiet_save)  # noqa: B010  (numba's object, typed Any)
+
+
+_INTERFACES = ("__array_interface__", "__dlpack__", "__cuda_array_interface__")
+
+
+def _foreign_array(c: Any) -> bool:
+    """An array that is not a NumPy array (NumPy scalars have ``__array_interface__`` too)."""
+    t = type(c)
+    if t is np.ndarray or t is int or t is float or t is bool or isinstance(c, np.generic):
+        return False
+    return isinstance(c, np.ndarray) is False and any(hasattr(c, n) for n in _INTERFACES)
+
+
+def host_array(x: Any) -> np.ndarray[Any, Any]:
+    """A NumPy view of the host array ``x`` (``__array_interface__`` or DLPack), no copy;
+    ``TypeError`` for an array in GPU memory."""
+    if isinstance(x, np.ndarray):
+        return x
+    if hasattr(x, "__array_interface__"):
+        return np.asarray(x)
+    if hasattr(x, "__cuda_array_interface__"):
+        raise TypeError(
+            f"a {type(x).__module__}.{type(x).__qualname__} in GPU memory was given to a CPU "
+            "target (compute_s/compute_p read host memory): copy it to the host first, or "
+            "use compute_g"
+        )
+    try:
+        return np.from_dlpack(x)
+    except (BufferError, RuntimeError) as err:  # not host memory
+        raise TypeError(
+            f"a {type(x).__module__}.{type(x).__qualname__} given to a CPU target is not in "
+            f"host memory ({err}): copy it to the host first, or use compute_g"
+        ) from None
+
+
+DISK = CpuDiskCache()
+"""The CPU kernels' disk cache (both backends; off until ``use_cache_dir``)."""
 CPU_SEQ = CpuBackend(parallel=False)
 """The sequential CPU backend (one shared instance, so its kernel cache is shared)."""
 CPU_PAR = CpuBackend(parallel=True)

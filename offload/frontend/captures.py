@@ -10,6 +10,7 @@ functions that read a call's values and check their types.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -81,12 +82,32 @@ def steps_expr(
 
 
 def is_array(value: object) -> bool:
-    """NumPy arrays and objects exposing an array interface (CuPy, numba device arrays)."""
+    """NumPy arrays and objects exposing an array interface (CuPy, numba device arrays) or
+    DLPack with ``ndim`` and ``dtype`` (torch, JAX)."""
     if isinstance(value, np.ndarray):
         return True
     if isinstance(value, type):
         return False
-    return hasattr(value, "__cuda_array_interface__") or hasattr(value, "__array_interface__")
+    return (
+        hasattr(value, "__cuda_array_interface__")
+        or hasattr(value, "__array_interface__")
+        or (hasattr(value, "__dlpack__") and hasattr(value, "ndim") and hasattr(value, "dtype"))
+    )
+
+
+def array_dtype(value: object) -> np.dtype[Any]:
+    """The NumPy dtype of an array: its ``dtype`` where NumPy reads it, else what its
+    interface says (a DLPack object's dtype may be its library's own, e.g. torch.float32)."""
+    dt: Any = getattr(value, "dtype", None)
+    if dt is not None:
+        with contextlib.suppress(TypeError):
+            known: np.dtype[Any] = np.dtype(dt)
+            return known
+    for name in ("__array_interface__", "__cuda_array_interface__"):
+        iface = getattr(value, name, None)
+        if isinstance(iface, dict):
+            return np.dtype(iface["typestr"])
+    return np.dtype(np.from_dlpack(value).dtype)  # type: ignore[arg-type]
 
 
 _PLAIN_GETITEM = (np.ndarray.__getitem__, np.memmap.__getitem__)
@@ -134,7 +155,7 @@ def capture_kind(value: object) -> tuple[object, ...]:
         if t is not np.ndarray and indexing_differs(t):  # refused by ``classify``
             return ("object", t.__module__, t.__qualname__)
         arr: Any = value
-        return ("array", np.dtype(arr.dtype).str, int(arr.ndim))
+        return ("array", array_dtype(arr).str, int(arr.ndim))
     return ("object", t.__module__, t.__qualname__)
 
 

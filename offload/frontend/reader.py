@@ -80,7 +80,8 @@ def type_tests(values: Sequence[object]) -> TypeTests | None:
 
 def _array_by_type(t: type) -> bool:
     return issubclass(t, np.ndarray) or any(
-        hasattr(t, name) for name in ("__cuda_array_interface__", "__array_interface__")
+        hasattr(t, name)
+        for name in ("__cuda_array_interface__", "__array_interface__", "__dlpack__")
     )
 
 

@@ -138,6 +138,8 @@ class GPUBackend:
         cp = self._cp
         if cp is not None and type(out) is cp.ndarray:  # the warm device-mode out=
             return cupy_c_contiguous(out)
+        if isinstance(out, np.ndarray) and not out.flags.writeable:
+            return False  # the driver's full path refuses it (ValueError naming out=)
         try:
             output_pointer(out)
         except (TypeError, ValueError):
@@ -192,6 +194,17 @@ class GPUBackend:
                 if stream_ptr < 0:
                     stream_ptr = int(cp.cuda.get_current_stream().ptr)
                 out.append(view_arg(input_view(cp, c, stream_ptr, self._frozen)))
+            elif _dlpack_only(c):
+                # A torch/JAX tensor known by DLPack alone: CuPy's view of device memory,
+                # NumPy's of host memory (then copied in like any host array).
+                if stream_ptr < 0:
+                    stream_ptr = int(cp.cuda.get_current_stream().ptr)
+                on_host = c.__dlpack_device__()[0] == 1  # kDLCPU
+                view = np.from_dlpack(c) if on_host else cp.from_dlpack(c)
+                if type(view) is cupy_array:
+                    out.append(cupy_arg(view))
+                else:
+                    out.append(view_arg(input_view(cp, view, stream_ptr, self._frozen)))
             else:
                 out.append(c)
         return out
@@ -254,6 +267,14 @@ def _is_array(x: Any) -> bool:
     if isinstance(x, (np.generic, int, float, bool)):
         return False
     return hasattr(x, "__cuda_array_interface__")  # (builds the dict for some types)
+
+
+def _dlpack_only(x: Any) -> bool:
+    """An array known by DLPack alone (not NumPy, CuPy, a scalar or a CUDA-interface
+    object): the frontend takes it as an array when it has ``ndim`` and ``dtype``."""
+    if isinstance(x, (np.ndarray, np.generic, int, float, bool)):
+        return False
+    return hasattr(x, "__dlpack__") and hasattr(x, "__dlpack_device__")
 
 
 def _print_kernel(options: CompileOptions, name: str, source: str, ptx: str) -> None:

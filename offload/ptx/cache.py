@@ -37,13 +37,24 @@ import hashlib
 import json
 import os
 import stat
-import tempfile
 import time
 import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from offload.filecache import read_trusted, trusted_directory, untrusted_reason, write_atomic
+
+__all__ = [
+    "CacheEntry",
+    "KernelCache",
+    "OffloadCacheWarning",
+    "cache_clear",
+    "cache_info",
+    "cache_key",
+    "untrusted_reason",
+]
 
 DEFAULT_MAX_BYTES = 256 << 20
 ORPHAN_AGE_S = 60.0
@@ -175,8 +186,8 @@ class KernelCache:
         assert directory is not None
         meta_path = directory / f"{key}.json"
         try:
-            meta = json.loads(_read_trusted(meta_path))
-            ptx = _read_trusted(directory / f"{key}.ptx")
+            meta = json.loads(read_trusted(meta_path))
+            ptx = read_trusted(directory / f"{key}.ptx")
         except FileNotFoundError:
             return None
         except (OSError, ValueError, RecursionError):  # UnicodeDecodeError is a ValueError
@@ -197,8 +208,7 @@ class KernelCache:
             return True
         assert self.directory is not None
         try:
-            self.directory.mkdir(mode=0o700, parents=True, exist_ok=True)
-            problem = untrusted_reason(os.stat(self.directory))
+            problem = trusted_directory(self.directory)
         except OSError as exc:
             self._fall_back_to_memory(exc)
             return False
@@ -221,23 +231,12 @@ class KernelCache:
         assert self.directory is not None
         try:
             # The PTX first, the JSON (which vouches for it) last.
-            self._write_atomic(self.directory / f"{key}.ptx", entry.ptx)
-            self._write_atomic(self.directory / f"{key}.json", json.dumps(meta, indent=1))
+            write_atomic(self.directory / f"{key}.ptx", entry.ptx)
+            write_atomic(self.directory / f"{key}.json", json.dumps(meta, indent=1))
         except OSError as exc:
             self._fall_back_to_memory(exc)
             return
         self._evict()
-
-    def _write_atomic(self, path: Path, text: str) -> None:
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-        try:
-            with os.fdopen(fd, "w") as f:
-                f.write(text)
-            os.replace(tmp, path)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
-            raise
 
     def _fall_back_to_memory(self, exc: OSError) -> None:
         self._warn(
@@ -317,31 +316,6 @@ class KernelCache:
             self._memory.pop(key, None)
             total -= size
             self.stats.evicted += 1
-
-
-def untrusted_reason(st: os.stat_result, uid: int | None = None) -> str | None:
-    """Why a cache directory (or file) with status ``st`` must not be trusted by user
-    ``uid`` (default: this process's), or ``None``: it must be owned by ``uid`` and not
-    writable by group or others. Where the platform has no uids (Windows) it is trusted."""
-    if uid is None:
-        if not hasattr(os, "getuid"):
-            return None
-        uid = os.getuid()
-    if st.st_uid != uid:
-        return f"it is owned by uid {st.st_uid}, not by you (uid {uid})"
-    if st.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
-        return f"it is writable by group or others (mode {stat.S_IMODE(st.st_mode):04o})"
-    return None
-
-
-def _read_trusted(path: Path) -> str:
-    """The text of ``path``; ``OSError`` where the file is not trusted (``untrusted_reason``)
-    -- checked on the open file, so a rename in between cannot swap it."""
-    with open(path, encoding="utf-8") as f:
-        problem = untrusted_reason(os.fstat(f.fileno()))
-        if problem is not None:
-            raise PermissionError(f"untrusted cache file {path}: {problem}")
-        return f.read()
 
 
 def _entry_of(meta: object, ptx: str) -> CacheEntry | None:

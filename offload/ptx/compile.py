@@ -165,7 +165,7 @@ def simulator_kernel(ks: KernelSource, user_name: str) -> Any:
     ``np.errstate(all="ignore")`` (set inside the kernel: the simulator's threads do not
     inherit the caller's error state).
     """
-    ensure_compatible()
+    ensure_compatible(simulator=True)
     from numba import cuda
 
     tree = ast.parse(ks.source)

@@ -27,6 +27,7 @@ from offload.ptx.config import (
 )
 from offload.ptx.hooks import ERR_SLOTS
 from offload.ptx.kernel_source import KernelSource, ParamKind
+from offload.ptx.simarray import SimDeviceArray
 from offload.runtime.gpu import DeviceInfo
 
 
@@ -214,7 +215,8 @@ class SimKernel:
             if p.kind == ParamKind.EXTENT:
                 args.append(ix(shape[p.index]))
             elif p.kind == ParamKind.OUT:
-                args.append(outs[p.index].reshape(-1))
+                out = outs[p.index]
+                args.append((out.host if type(out) is SimDeviceArray else out).reshape(-1))
             elif p.kind == ParamKind.PTR:  # read only: no copy back (a frozen one can't take it)
                 args.append(cuda.In(flat_caps[p.index].reshape(-1)))  # type: ignore[attr-defined]
             elif p.kind == ParamKind.CAP_EXTENT:

@@ -2,8 +2,9 @@
 
 The same variants as the GPU (``offload.ptx.plan.SIM_PLAN``: small tiles and lines) and the
 same kernel source run as Python threads over host NumPy arrays, so CI without a GPU
-executes compute_g. Nothing is cached on disk (there is no PTX) and results are NumPy
-arrays.
+executes compute_g. Nothing is cached on disk (there is no PTX). Results are NumPy arrays
+in unified mode and ``SimDeviceArray`` (device memory's rules: ``get()``, no implicit
+conversion) in device mode, as the GPU returns NumPy and CuPy arrays.
 """
 
 from __future__ import annotations
@@ -23,13 +24,18 @@ from offload.ptx.kernel_source import build_kernel_source
 from offload.ptx.launch import SimKernel
 from offload.ptx.pinned import frozen_pinned
 from offload.ptx.plan import SIM_PLAN, IndexVariant
+from offload.ptx.simarray import SimDeviceArray
 from offload.runtime.memory import frozen_table
 
 
 class SimBackend:
     """The simulator target (see ``offload.backend.Backend``)."""
 
-    def __init__(self) -> None:
+    def __init__(self, mode: str = "unified") -> None:
+        if mode not in ("unified", "device"):
+            raise ValueError(f"unknown GPU memory mode {mode!r} (use 'unified' or 'device')")
+        self.mode = mode
+        """As the GPU's: ``device`` returns device arrays (``SimDeviceArray``)."""
         self.name = "gpu-sim"
         self._frozen = frozen_table()
 
@@ -55,12 +61,22 @@ class SimBackend:
         return SimKernel(ks, simulator_kernel(ks, fn.name), fn.name, names)
 
     def allocate(self, shape: tuple[int, ...], dtypes: Sequence[np.dtype[Any]]) -> list[Any]:
-        """Fresh C-contiguous host arrays."""
+        """Fresh C-contiguous arrays: NumPy in unified mode, ``SimDeviceArray`` in device
+        mode (where the GPU returns CuPy arrays)."""
+        if self.mode == "device":
+            return [SimDeviceArray(np.empty(shape, dtype=dt)) for dt in dtypes]
         return [np.empty(shape, dtype=dt) for dt in dtypes]
 
     def writable(self, out: Any) -> bool:
-        """A C-contiguous NumPy array (the layout a device kernel writes)."""
-        return isinstance(out, np.ndarray) and bool(out.flags.c_contiguous)
+        """A writeable C-contiguous NumPy array (the layout a device kernel writes) or a
+        simulated device array; anything else is staged and copied, as on the GPU."""
+        if type(out) is SimDeviceArray:
+            return True
+        return (
+            isinstance(out, np.ndarray)
+            and bool(out.flags.c_contiguous)
+            and bool(out.flags.writeable)
+        )
 
     def prepare_outputs(self, outs: Sequence[Any]) -> None:
         """Host arrays need nothing."""
@@ -86,6 +102,15 @@ class SimBackend:
 
 
 def _host(c: Any) -> Any:
+    t = type(c)
+    if t is np.ndarray or t is int or t is float or t is bool or isinstance(c, np.generic):
+        return c
+    if t is SimDeviceArray:
+        return c.host
     if hasattr(c, "__cuda_array_interface__") and hasattr(c, "get"):
         return c.get()  # a CuPy array
+    if hasattr(c, "__array_interface__"):
+        return np.asarray(c)  # a host array by its interface: a view, no copy
+    if hasattr(c, "__dlpack__"):
+        return np.from_dlpack(c)  # a torch/JAX CPU tensor
     return c

@@ -14,8 +14,8 @@ from typing import Any
 from offload.diagnostics import GPUUnavailable
 
 _HINT = (
-    "use compute_p for the CPU, or set NUMBA_ENABLE_CUDASIM=1 to run compute_g "
-    "under numba's CUDA simulator"
+    "use compute_p for the CPU, or set OFFLOAD_GPU_SIMULATOR=1 (or ol.config.gpu_simulator = "
+    "True) to run compute_g under numba's CUDA simulator"
 )
 
 

@@ -86,3 +86,35 @@ def test_explain_prints_ir_after_each_pass_and_the_kernel(tmp_path):
     assert "== IR after lowering" in out
     assert "== IR after select" in out and "== IR after divmod" in out
     assert "== CPU kernel source" in out and "userkernels.py" in out
+
+
+def _run_status(args: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "offload", *args],
+        cwd=cwd, capture_output=True, text=True, timeout=300, check=False,
+    )  # fmt: skip
+
+
+def test_no_arguments_print_the_help_and_version_prints_the_package_version(tmp_path):
+    import offload
+
+    done = _run_status([], tmp_path)
+    assert done.returncode == 0 and "usage: python -m offload" in done.stdout
+    assert "explain" in done.stdout and "cache" in done.stdout
+    done = _run_status(["--version"], tmp_path)
+    assert done.returncode == 0 and done.stdout.strip() == f"offload {offload.__version__}"
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["explain", "no_such_module_x:f", "4"], "no module named 'no_such_module_x'"),
+        (["explain", "os:no_such_fn", "4"], "module 'os' has no attribute 'no_such_fn'"),
+        (["explain", "os", "4"], "expected module:function"),
+        (["explain", "os:getcwd", "4,x"], "comma-separated integers"),
+    ],
+)
+def test_explain_mistakes_are_one_line_errors(tmp_path, args, message):
+    done = _run_status(args, tmp_path)
+    assert done.returncode == 2
+    assert message in done.stderr and len(done.stderr.strip().splitlines()) == 1, done.stderr

@@ -24,7 +24,10 @@ def product(i, j):
 
 
 def test_explain_gpu_shows_the_variant_pipeline_and_its_kernel():
-    text = ol.explain(product, (8, 8), target="gpu", file=io.StringIO())
+    full = ol.explain(product, (8, 8), target="gpu", file=io.StringIO(), all_passes=True)
+    summary, text = full.split("\n== IR after lowering", 1)
+    assert summary.startswith("== summary: product over (8, 8) on gpu")
+    assert "variant unit32/8x8" in summary and "registers: " in summary
     order = [
         "== IR after simplifycfg",
         "== IR after narrow (GPU kernel pipeline)",
@@ -42,7 +45,7 @@ def test_explain_gpu_follows_disabled_passes():
     saved = ol.config.disabled_passes
     try:
         ol.config.disabled_passes = frozenset({"jam", "early_loads"})
-        text = ol.explain(product, (8, 8), target="gpu", file=io.StringIO())
+        text = ol.explain(product, (8, 8), target="gpu", file=io.StringIO(), all_passes=True)
     finally:
         ol.config.disabled_passes = saved
     assert "IR after stage (GPU kernel pipeline)" in text

@@ -19,6 +19,7 @@ ROOT = Path(__file__).resolve().parents[2] / "offload"
 LAYERS: dict[str, set[str]] = {
     "offload.diagnostics": set(),
     "offload.options": set(),
+    "offload.filecache": set(),
     "offload.ir": {"offload.diagnostics", "offload.options"},
     "offload.frontend": {"offload.ir"},
     "offload.analysis": {"offload.ir", "offload.frontend"},
@@ -26,7 +27,13 @@ LAYERS: dict[str, set[str]] = {
     "offload.emit": {"offload.ir"},
     "offload.runtime": {"offload.ir"},
     "offload.backend": {"offload.ir"},
-    "offload.cpu": {"offload.ir", "offload.emit", "offload.backend", "offload.opt"},
+    "offload.cpu": {
+        "offload.ir",
+        "offload.emit",
+        "offload.backend",
+        "offload.opt",
+        "offload.filecache",
+    },
     "offload.ptx": {
         "offload.ir",
         "offload.analysis",
@@ -34,6 +41,7 @@ LAYERS: dict[str, set[str]] = {
         "offload.emit",
         "offload.runtime",
         "offload.backend",
+        "offload.filecache",
     },
     "offload.lowering": {"offload.analysis", "offload.frontend"},
     "offload.delayed": {"offload.lowering"},
