@@ -17,7 +17,17 @@ from offload.frontend.intrinsics import Intrinsic, lookup_intrinsic
 from offload.frontend.optables import OPCODES
 from offload.frontend.promote import call_result, describe_key, join
 from offload.frontend.tree import TreeLowering
-from offload.frontend.values import ArrayRef, Getter, PyObj, Scalar, TupleVal, Val, describe
+from offload.frontend.values import (
+    ArrayRef,
+    Elementwise,
+    Getter,
+    PyObj,
+    Scalar,
+    TupleVal,
+    Val,
+    View,
+    describe,
+)
 from offload.ir.ops import MATH_FUNCTIONS, Opcode
 from offload.ir.types import F64, I64, scalar_of_dtype
 
@@ -128,6 +138,8 @@ class Calls:
                 return self.core.const(len(a.items), (I64, True))
             if isinstance(a, ArrayRef) and a.type.ndim > 0:
                 return self.exprs.shape(a, 0)
+            if isinstance(a, View | Elementwise):
+                return self.exprs.views.lengths(a)[0]
             raise self.core.error(TypeMismatch, f"len() of a {describe(a)}", node)
         if name in ("divmod", "pow"):
             x, y = (self.core.scalar(a, n) for a, n in zip(args, node.args, strict=True))

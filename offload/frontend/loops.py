@@ -18,9 +18,11 @@ from offload.frontend.intrinsics import lookup_intrinsic
 from offload.frontend.promote import TypeKey, join
 from offload.frontend.values import (
     ArrayRef,
+    Elementwise,
     PyObj,
     Scalar,
     Unbound,
+    View,
     describe,
     flatten,
     rebuild,
@@ -176,7 +178,9 @@ class Loops:
                 leaf.value.hint = name
             env[name] = rebuild(shape, leaves)
         for name in _assigned_names(body) | ({counter[0]} if counter else set()):
-            if name not in spec and not isinstance(entry_env.get(name), ArrayRef | PyObj):
+            if name not in spec and not isinstance(
+                entry_env.get(name), ArrayRef | PyObj | View | Elementwise
+            ):
                 env[name] = Unbound("it is only assigned inside a loop that may not run")
         ctx.env = env
         if counter is None:
