@@ -37,6 +37,8 @@ _UFUNC_BINARY = {
     "remainder": "mod",
     "mod": "mod",
 }
+_LOOP_ONLY = frozenset({"range", "zip", "enumerate", "reversed"})
+"""Builtins that only make sense as what a for loop iterates (frontend/loops.py)."""
 _ROUNDING = frozenset({"floor", "ceil", "trunc"})
 """Ufuncs NumPy 2 applies to a bool or integer exactly, keeping its type."""
 
@@ -82,8 +84,10 @@ class Calls:
                     f" here, {len(node.args)} given",
                     node,
                 )
-            if intrinsic.kind == "builtin" and intrinsic.name == "range":
-                raise self.core.unsupported(node, "range() outside a for loop header")
+            if intrinsic.kind == "builtin" and intrinsic.name in _LOOP_ONLY:
+                raise self.core.unsupported(
+                    node, f"{intrinsic.name}() outside a for loop header", "loop over it"
+                )
             args = [self.core.expr(a) for a in node.args]
             self.core.at(node)
             return self.call_intrinsic(intrinsic, func, args, node)

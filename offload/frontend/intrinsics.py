@@ -52,6 +52,10 @@ for _name, _arity in {
     "range": (1, 3),
     "divmod": (2, 2),
     "pow": (2, 2),
+    # iteration helpers, allowed in a for loop's header only (frontend/loops.py)
+    "zip": (1, 8),
+    "enumerate": (1, 2),
+    "reversed": (1, 1),
 }.items():
     _add(getattr(builtins, _name), Intrinsic("builtin", _name, _arity))
 
