@@ -16,6 +16,7 @@ from offload.frontend.inline import Inliner
 from offload.frontend.intrinsics import Intrinsic, lookup_intrinsic
 from offload.frontend.optables import OPCODES
 from offload.frontend.promote import call_result, describe_key, join
+from offload.frontend.reductions import Reductions
 from offload.frontend.tree import TreeLowering
 from offload.frontend.values import (
     ArrayRef,
@@ -29,7 +30,7 @@ from offload.frontend.values import (
     describe,
 )
 from offload.ir.ops import MATH_FUNCTIONS, Opcode
-from offload.ir.types import F64, I64, scalar_of_dtype
+from offload.ir.types import F64, I64, ScalarType, scalar_of_dtype
 
 _UFUNC_BINARY = {
     "power": "pow",
@@ -106,6 +107,10 @@ class Calls:
     # -- intrinsics --------------------------------------------------------------------
 
     def call_intrinsic(self, intr: Intrinsic, func: PyObj, args: list[Val], node: ast.Call) -> Val:
+        if intr.kind == "reduce":
+            return Reductions(self.core, self.arith).reduce(intr.name, args, node)
+        if intr.kind in ("ufunc", "dtype") and any(isinstance(a, View | Elementwise) for a in args):
+            return self._elementwise(intr, func, args, node)
         if intr.kind == "builtin":
             return self._builtin(intr.name, args, node)
         scalars = [self.core.scalar(a, n) for a, n in zip(args, node.args, strict=True)]
@@ -126,6 +131,29 @@ class Calls:
                 return Scalar(self.core.b.cast(s.value, t), False)
             return self.core.convert(s, t, False)
         return self._ufunc(intr, func, scalars, node)
+
+    def _elementwise(self, intr: Intrinsic, func: PyObj, args: list[Val], node: ast.Call) -> Val:
+        """A NumPy function applied to a view: lowered element by element where read."""
+        views = self.exprs.views
+        keys = [
+            views.key(a) if isinstance(a, View | Elementwise) else _key(self.core.scalar(a, n))
+            for a, n in zip(args, node.args, strict=True)
+        ]
+        key = call_result(func.obj, *keys) if intr.kind == "ufunc" else None
+        if intr.kind == "dtype":
+            t = scalar_of_dtype(intr.name)
+            assert t is not None
+            key = (t, False)
+        if key is None:
+            kinds = ", ".join(describe_key(k) for k in keys)
+            raise self.core.error(
+                TypeMismatch, f"'{func.name}' is not supported for ({kinds}) here", node
+            )
+
+        def element(xs: list[Scalar]) -> Scalar:
+            return self.call_intrinsic(intr, func, list(xs), node)  # type: ignore[return-value]
+
+        return views.map(args, key, element, node)
 
     def _builtin(self, name: str, args: list[Val], node: ast.Call) -> Val:
         if name in ("min", "max"):
@@ -242,6 +270,10 @@ class Calls:
                 res = self.core.b.select(neg, self.core.b.const(-1, rt), res)
             return Scalar(res, False)
         raise self.core.unsupported(node, f"'{func.name}'")
+
+
+def _key(s: Scalar) -> tuple[ScalarType, bool]:
+    return (s.type, s.weak)
 
 
 def _count(lo: int, hi: int) -> str:

@@ -15,6 +15,7 @@ from offload.frontend.core import ExprHandler, LoweringCore
 from offload.frontend.intrinsics import MODULE_CONSTANTS
 from offload.frontend.names import Names
 from offload.frontend.optables import BINOPS
+from offload.frontend.reductions import Reductions
 from offload.frontend.values import (
     ArrayRef,
     Elementwise,
@@ -81,10 +82,11 @@ class Exprs:
 
     def binop(self, node: ast.BinOp) -> Val:
         op = BINOPS.get(type(node.op))
-        if op is None:
-            raise self.core.unsupported(node, "the '@' operator")
         left = self.core.expr(node.left)
         right = self.core.expr(node.right)
+        if op is None:  # '@': a dot product of views (reductions.py)
+            self.core.at(node)
+            return Reductions(self.core, self.arith).matmul(left, right, node)
         if op == "add" and isinstance(left, TupleVal) and isinstance(right, TupleVal):
             return TupleVal(left.items + right.items)
         if any(isinstance(v, View | Elementwise) for v in (left, right)):

@@ -157,7 +157,7 @@ class Loops:
         up = v.floordiv(v.add(v.sub(stop, start), v.sub(step, one)), step)
         neg = self.arith.unary("neg", step, None)
         down = v.floordiv(v.add(v.sub(start, stop), v.sub(neg, one)), neg)
-        positive = v.compare(Opcode.GT, step, zero)
+        positive = v.index_compare(Opcode.GT, step, zero)
         return v.max(v.select(positive, up, down), zero)
 
     @property

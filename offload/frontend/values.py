@@ -25,8 +25,9 @@ from offload.ir.core import Value
 from offload.ir.types import ArrayType, ScalarType
 
 Step = tuple[str, object]
-"""One step of a capture path: ``("closure", k)``, ``("global", name)``, ``("attr", name)``
-or ``("const", obj)``."""
+"""One step of a capture path: ``("closure", k)``, ``("global", name)``, ``("attr", name)``,
+``("item", k)`` (of a tuple), ``("length_is", n)`` (a tuple's length guard) or
+``("const", obj)``."""
 
 
 @dataclass(frozen=True, eq=False)

@@ -98,14 +98,14 @@ class Views:
     def max(self, x: Scalar, y: Scalar) -> Scalar:
         return self._minmax(Opcode.MAX, x, y)
 
-    def compare(self, opcode: Opcode, x: Scalar, y: Scalar) -> Scalar:
+    def index_compare(self, opcode: Opcode, x: Scalar, y: Scalar) -> Scalar:
         if isinstance(x.const, int) and isinstance(y.const, int):
             test = {Opcode.LT: int.__lt__, Opcode.GT: int.__gt__}[opcode]
             return self.core.const(test(int(x.const), int(y.const)), (BOOL, True))
         return Scalar(self.core.b.binary(opcode, x.value, y.value), True)
 
     def is_negative(self, x: Scalar) -> Scalar:
-        return self.compare(Opcode.LT, x, self.i64(0))
+        return self.index_compare(Opcode.LT, x, self.i64(0))
 
     def select(self, cond: Scalar, x: Scalar, y: Scalar) -> Scalar:
         if cond.const is not None:
@@ -289,7 +289,7 @@ class Views:
         # a step whose sign is known only at run time: both, then a select
         fstart, flen = self._forward(s, n, step)
         bstart, blen = self._backward(s, n, step)
-        up = self.compare(Opcode.GT, step, self.i64(0))
+        up = self.index_compare(Opcode.GT, step, self.i64(0))
         return self.select(up, fstart, bstart), step, self.select(up, flen, blen)
 
     def _clip(self, b: Scalar, n: Scalar, lo: Scalar, hi: Scalar) -> Scalar:
@@ -334,6 +334,18 @@ class Views:
             return self.arith.binop(op, fa(pos), fb(pos), node)
 
         return Elementwise(lengths, key, element)
+
+    def compare(self, opcode: Opcode, left: Val, right: Val, node: ast.AST) -> Elementwise:
+        """``row > t``: an elementwise comparison (bools)."""
+        la, lb = self._operand(left, node), self._operand(right, node)
+        lengths = self._common_lengths([la, lb], node)
+        fa, fb = la[2], lb[2]
+
+        def element(pos: tuple[Scalar, ...]) -> Scalar:
+            r = self.arith.compare(opcode, fa(pos), fb(pos), node)
+            return Scalar(r.value, False, r.const)
+
+        return Elementwise(lengths, (BOOL, False), element)
 
     def unary(self, name: str, operand: ArrayLike, node: ast.AST) -> Elementwise:
         key0 = self.key(operand)

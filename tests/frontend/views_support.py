@@ -25,13 +25,15 @@ TARGETS = [
 lane runs it under numba's CUDA simulator)."""
 
 
-def run(target: str, fn: Callable[..., Any], shape: tuple[int, ...]) -> np.ndarray:
+def run(target: str, fn: Callable[..., Any], shape: tuple[int, ...]) -> Any:
+    """The result array (a tuple of arrays for a tuple-valued function)."""
     if target == "interp":
         lowered = check_and_lower(fn, len(shape))
-        (out,) = compute(lowered.ir, shape, fetch_captures(fn, lowered))
-        return out
+        outs = compute(lowered.ir, shape, fetch_captures(fn, lowered))
+        return outs[0] if len(outs) == 1 else tuple(outs)
     compute_fn = {"s": ol.compute_s, "p": ol.compute_p, "g": ol.compute_g}[target]
-    return np.asarray(compute_fn(shape, fn))
+    result = compute_fn(shape, fn)
+    return tuple(map(np.asarray, result)) if isinstance(result, tuple) else np.asarray(result)
 
 
 def reference(fn: Callable[..., Any], shape: tuple[int, ...]) -> np.ndarray:
