@@ -185,6 +185,13 @@ class _SyntaxChecker:
                         "compare numbers with == != < <= > >=",
                     )
                     break
+        elif isinstance(node, ast.Call) and self.calls_builtin(node, complex):
+            # the most specific reason: not "constructing an object allocates"
+            self.report(
+                self.src.span(node),
+                "complex numbers are not supported in element functions",
+                "compute the real and imaginary parts as two floats (return a tuple)",
+            )
         elif isinstance(node, ast.keyword) and node.arg is None:
             self.report(
                 self.src.span(node),
@@ -192,14 +199,24 @@ class _SyntaxChecker:
                 "pass the arguments one by one",
             )
 
+    def calls_builtin(self, node: ast.Call, builtin: object) -> bool:
+        func = node.func
+        return (
+            isinstance(func, ast.Name)
+            and func.id not in self.ctx.locals
+            and self.src.lookup(func.id) is builtin
+        )
+
     def check_constant(self, node: ast.Constant) -> None:
         value = node.value
         if isinstance(value, bool | int | float | str | bytes):
             return  # strings and bytes are reported by the allocation analysis
-        kind = {type(None): "None", complex: "complex numbers"}.get(type(value), repr(value))
+        kind = {type(None): "None is", complex: "complex numbers are"}.get(
+            type(value), f"{value!r} is"
+        )
         self.report(
             self.src.span(node),
-            f"{kind} is not supported in element functions",
+            f"{kind} not supported in element functions",
             "element functions compute with int, float and bool values and tuples of them",
         )
 

@@ -188,46 +188,29 @@ class Reductions:
 
     def pairwise(self, n: Scalar, elem: Callable[[Scalar], Value], t: ScalarType) -> Value:
         """NumPy's pairwise sum of ``elem(0) .. elem(n - 1)`` (exact up to 128 elements;
-        see the module docstring)."""
+        see the module docstring), in one code path: eight lanes over the whole blocks of
+        eight, combined pairwise, then the rest in order. NumPy starts its lanes at the
+        first eight elements and sums fewer than eight in order from 0.0; lanes that start
+        at 0.0 give the same bits once the result is added to 0.0 (only a zero's sign could
+        differ before that), and with no whole block the rest is that same in-order sum."""
         b = self.core.b
         v = self.views
         block = v.i64(_BLOCK)
+        whole = v.sub(n, self.arith.binop("mod", n, block, None))
 
-        def short() -> list[Value]:
-            zero = b.const(0, t)
+        def lanes(k: Scalar, accs: list[Value]) -> list[Value]:
+            return [b.binary(Opcode.ADD, accs[j], elem(v.add(k, v.i64(j)))) for j in range(_BLOCK)]
 
-            def add(k: Scalar, accs: list[Value]) -> list[Value]:
-                return [b.binary(Opcode.ADD, accs[0], elem(k))]
+        zero = b.const(0, t)
+        r = self.counted(whole, [zero] * _BLOCK, lanes, step=_BLOCK, hint="sum8")
+        pairs = [b.binary(Opcode.ADD, r[j], r[j + 1]) for j in range(0, _BLOCK, 2)]
+        quads = [b.binary(Opcode.ADD, pairs[0], pairs[1]), b.binary(Opcode.ADD, pairs[2], pairs[3])]
+        res = b.binary(Opcode.ADD, quads[0], quads[1])
 
-            return self.counted(n, [zero], add, hint="sum")
+        def rest(k: Scalar, accs: list[Value]) -> list[Value]:
+            return [b.binary(Opcode.ADD, accs[0], elem(k))]
 
-        def blocked() -> list[Value]:
-            firsts = [elem(v.i64(j)) for j in range(_BLOCK)]
-            whole = v.sub(n, self.arith.binop("mod", n, block, None))
-
-            def add8(k: Scalar, accs: list[Value]) -> list[Value]:
-                return [
-                    b.binary(Opcode.ADD, accs[j], elem(v.add(k, v.i64(j)))) for j in range(_BLOCK)
-                ]
-
-            r = self.counted(whole, firsts, add8, start=block, step=_BLOCK, hint="sum8")
-            res = b.binary(
-                Opcode.ADD,
-                b.binary(
-                    Opcode.ADD, b.binary(Opcode.ADD, r[0], r[1]), b.binary(Opcode.ADD, r[2], r[3])
-                ),
-                b.binary(
-                    Opcode.ADD, b.binary(Opcode.ADD, r[4], r[5]), b.binary(Opcode.ADD, r[6], r[7])
-                ),
-            )
-
-            def add(k: Scalar, accs: list[Value]) -> list[Value]:
-                return [b.binary(Opcode.ADD, accs[0], elem(k))]
-
-            return self.counted(n, [res], add, start=whole, hint="sum")
-
-        few = b.binary(Opcode.LT, n.value, block.value)
-        return self.branch(few, short, blocked)[0]
+        return self.counted(n, [res], rest, start=whole, hint="sum")[0]
 
     def _elem(self, x: ArrayLike, pos: Sequence[Scalar], t: ScalarType) -> Value:
         return self.core.convert(self.views.element(x, pos), t).value

@@ -66,9 +66,9 @@ def calling_an_array(i: int) -> Any:
     return A(i)
 
 
-@expect(UnresolvedCall, line=71, col=19, caret="np.sum(A)")
-def numpy_reduction(i: int) -> Any:
-    return A[i] / np.sum(A)
+@expect(UnresolvedCall, line=71, col=19, caret="np.median(A)")
+def unsupported_numpy_reduction(i: int) -> Any:
+    return A[i] / np.median(A)
 
 
 _hidden_namespace: dict[str, Any] = {}
