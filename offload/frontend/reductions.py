@@ -338,7 +338,7 @@ class Reductions:
             return self.dot(u, w, t)
         views = self.views
 
-        def element(pos: tuple[Scalar, ...]) -> Scalar:
+        def element(pos: tuple[Scalar, ...], g: bool) -> Scalar:
             a = views.item(u, pos[0]) if nu == 2 else u
             rest = pos[1:] if nu == 2 else pos
             c = _column(views, w, rest[0]) if nw == 2 else w
@@ -349,15 +349,19 @@ class Reductions:
         return Elementwise(lengths, (t, False), element)
 
     def dot(self, u: ArrayLike, w: ArrayLike, t: ScalarType) -> Scalar:
+        """``u · w`` over the longer length: a shorter operand is read out of bounds."""
         b = self.core.b
+        v = self.views
+        lu, lw = v.lengths(u)[0], v.lengths(w)[0]
+        same = lu is lw
 
         def step(k: Scalar, accs: list[Value]) -> list[Value]:
-            x = self._elem(u, [k], t)
-            y = self._elem(w, [k], t)
+            x = self.core.convert(v.element(u, [k], not same), t).value
+            y = self.core.convert(v.element(w, [k], not same), t).value
             prod = b.binary(Opcode.AND if t.is_bool else Opcode.MUL, x, y)
             return [b.binary(Opcode.OR if t.is_bool else Opcode.ADD, accs[0], prod)]
 
-        n = self.views.lengths(u)[0]
+        n = lu if same else v.max(lu, lw)
         return Scalar(self.counted(n, [b.const(0, t)], step, hint="dot")[0], False)
 
     def _same_length(self, x: Scalar, y: Scalar, node: ast.AST) -> None:
@@ -375,7 +379,7 @@ def _column(views: Views, w: ArrayLike, j: Scalar) -> ArrayLike:
         index[axes[1]] = views.add(ax.start, views.mul(j, ax.step))
         return View(w.base, tuple(index), w.name)
     fn = w.element
-    return Elementwise(w.lengths[:1], w.key, lambda pos: fn((pos[0], j)))
+    return Elementwise(w.lengths[:1], w.key, lambda pos, g: fn((pos[0], j), g), w.uniform)
 
 
 def _sum_type(t: ScalarType) -> ScalarType:

@@ -126,7 +126,12 @@ class Elementwise:
     lengths: tuple[Scalar, ...]
     key: tuple[Any, bool]
     """The (ScalarType, weak) of every element."""
-    element: Callable[[tuple[Scalar, ...]], Scalar]
+    element: Callable[[tuple[Scalar, ...], bool], Scalar]
+    """``element(positions, guard)``; with ``guard``, a position past a view operand's own
+    length reads outside its array (lengths that differ at run time are an out-of-bounds
+    read, as ``bounds_check`` reports one)."""
+    uniform: bool = True
+    """Whether the operands' lengths are the same values (no guard needed)."""
 
 
 @dataclass(frozen=True)

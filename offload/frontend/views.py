@@ -11,8 +11,10 @@ length per dimension and a function that lowers one element where it is read —
 iterated or reduced (reductions.py) — so no temporary array exists either.
 
 Lengths that differ between the operands of an elementwise expression are an error when
-both are known at compile time; lengths known only at run time are assumed equal (reads
-past the shorter operand are out-of-bounds reads, undefined like any other).
+both are known at compile time. Lengths known only at run time: the expression has the
+longest operand's length and a shorter view is read at its array's extent past its own end
+— an out-of-bounds read, which ``bounds_check`` (and the interpreter) report at the line,
+and which is undefined otherwise, like any other (NumPy raises a ValueError).
 """
 
 from __future__ import annotations
@@ -140,17 +142,27 @@ class Views:
     def key(self, v: ArrayLike) -> TypeKey:
         return (v.base.type.elem, False) if isinstance(v, View) else v.key
 
-    def element(self, v: ArrayLike, positions: Sequence[Scalar]) -> Scalar:
-        """The element at ``positions`` (in range, non-negative) of a view or expression."""
+    def element(
+        self, v: ArrayLike, positions: Sequence[Scalar], guard: bool | None = None
+    ) -> Scalar:
+        """The element at ``positions`` (non-negative; in range unless ``guard``) of a view
+        or expression. With ``guard``, a position past a view's length reads at the base
+        array's extent instead: out of bounds (see ``Elementwise.element``)."""
         if isinstance(v, Elementwise):
-            return v.element(tuple(positions))
+            return v.element(tuple(positions), bool(guard) or not v.uniform)
         indices: list[Scalar] = []
         pos = iter(positions)
-        for ix in v.index:
+        for axis, ix in enumerate(v.index):
             if isinstance(ix, Scalar):
                 indices.append(ix)
-            else:
-                indices.append(self.add(ix.start, self.mul(next(pos), ix.step)))
+                continue
+            p = next(pos)
+            mapped = self.add(ix.start, self.mul(p, ix.step))
+            if guard:
+                inside = self.index_compare(Opcode.LT, p, ix.length)
+                extent = Scalar(self.core.b.shape(v.base.value, axis), True, None, True)
+                mapped = self.select(inside, mapped, extent)
+            indices.append(mapped)
         return Scalar(self.core.b.load(v.base.value, [s.value for s in indices]), False)
 
     def item(self, v: ArrayLike, k: Scalar) -> Val:
@@ -170,7 +182,7 @@ class Views:
                     index.append(ix)
             return View(v.base, tuple(index), v.name)
         fn = v.element
-        return Elementwise(v.lengths[1:], v.key, lambda pos: fn((k, *pos)))
+        return Elementwise(v.lengths[1:], v.key, lambda pos, g: fn((k, *pos), g), v.uniform)
 
     def measure(self, v: ArrayLike, attr: str, node: ast.AST) -> Val:
         """``v.shape``, ``v.ndim``, ``v.size``."""
@@ -271,9 +283,9 @@ class Views:
         ]
         rest = v.lengths[len(ks) :]
         if not rest:
-            return v.element(tuple(ks))
+            return self.element(v, ks)
         fn = v.element
-        return Elementwise(rest, v.key, lambda pos: fn((*ks, *pos)))
+        return Elementwise(rest, v.key, lambda pos, g: fn((*ks, *pos), g), v.uniform)
 
     def slice_range(self, s: SliceSpec, n: Scalar) -> tuple[Scalar, Scalar, Scalar]:
         """Python's ``slice(lower, upper, step).indices(n)`` as (start, step, length)."""
@@ -319,7 +331,7 @@ class Views:
     def binop(self, op: str, left: Val, right: Val, node: ast.AST) -> Elementwise:
         """``left <op> right`` where at least one side is a view or expression."""
         la, lb = self._operand(left, node), self._operand(right, node)
-        lengths = self._common_lengths([la, lb], node)
+        lengths, uniform = self._common_lengths([la, lb], node)
         key = binary_result(op, la[0], lb[0])
         if key is None:
             raise self.core.error(
@@ -330,22 +342,22 @@ class Views:
             )
         fa, fb = la[2], lb[2]
 
-        def element(pos: tuple[Scalar, ...]) -> Scalar:
-            return self.arith.binop(op, fa(pos), fb(pos), node)
+        def element(pos: tuple[Scalar, ...], g: bool) -> Scalar:
+            return self.arith.binop(op, fa(pos, g), fb(pos, g), node)
 
-        return Elementwise(lengths, key, element)
+        return Elementwise(lengths, key, element, uniform)
 
     def compare(self, opcode: Opcode, left: Val, right: Val, node: ast.AST) -> Elementwise:
         """``row > t``: an elementwise comparison (bools)."""
         la, lb = self._operand(left, node), self._operand(right, node)
-        lengths = self._common_lengths([la, lb], node)
+        lengths, uniform = self._common_lengths([la, lb], node)
         fa, fb = la[2], lb[2]
 
-        def element(pos: tuple[Scalar, ...]) -> Scalar:
-            r = self.arith.compare(opcode, fa(pos), fb(pos), node)
+        def element(pos: tuple[Scalar, ...], g: bool) -> Scalar:
+            r = self.arith.compare(opcode, fa(pos, g), fb(pos, g), node)
             return Scalar(r.value, False, r.const)
 
-        return Elementwise(lengths, (BOOL, False), element)
+        return Elementwise(lengths, (BOOL, False), element, uniform)
 
     def unary(self, name: str, operand: ArrayLike, node: ast.AST) -> Elementwise:
         key0 = self.key(operand)
@@ -356,8 +368,8 @@ class Views:
             )
         lengths = self.lengths(operand)
 
-        def element(pos: tuple[Scalar, ...]) -> Scalar:
-            return self.arith.unary(name, self.element(operand, pos), node)
+        def element(pos: tuple[Scalar, ...], g: bool) -> Scalar:
+            return self.arith.unary(name, self.element(operand, pos, g), node)
 
         return Elementwise(lengths, key, element)
 
@@ -366,27 +378,29 @@ class Views:
     ) -> Elementwise:
         """A scalar function (a ufunc) applied element by element."""
         ops = [self._operand(a, node) for a in args]
-        lengths = self._common_lengths(ops, node)
+        lengths, uniform = self._common_lengths(ops, node)
 
-        def element(pos: tuple[Scalar, ...]) -> Scalar:
-            return fn([f(pos) for _, _, f in ops])
+        def element(pos: tuple[Scalar, ...], g: bool) -> Scalar:
+            return fn([f(pos, g) for _, _, f in ops])
 
-        return Elementwise(lengths, key, element)
+        return Elementwise(lengths, key, element, uniform)
 
     def _operand(
         self, v: Val, node: ast.AST
-    ) -> tuple[TypeKey, tuple[Scalar, ...] | None, Callable[[tuple[Scalar, ...]], Scalar]]:
+    ) -> tuple[TypeKey, tuple[Scalar, ...] | None, Callable[[tuple[Scalar, ...], bool], Scalar]]:
         if isinstance(v, ArrayRef):
             v = self.full(v)
         if isinstance(v, View | Elementwise):
             arr = v
-            return self.key(v), self.lengths(v), lambda pos: self.element(arr, pos)
+            return self.key(v), self.lengths(v), lambda pos, g: self.element(arr, pos, g)
         s = self.core.scalar(v, node)
-        return (s.type, s.weak), None, lambda pos: s
+        return (s.type, s.weak), None, lambda pos, g: s
 
     def _common_lengths(
         self, ops: Sequence[tuple[TypeKey, tuple[Scalar, ...] | None, object]], node: ast.AST
-    ) -> tuple[Scalar, ...]:
+    ) -> tuple[tuple[Scalar, ...], bool]:
+        """The lengths of an elementwise expression (the longest operand's, so that a
+        shorter one is read out of bounds), and whether every operand has them."""
         shapes = [n for _, n, _ in ops if n is not None]
         first = shapes[0]
         for other in shapes[1:]:
@@ -406,4 +420,16 @@ class Views:
                         "elementwise",
                         node,
                     )
-        return first
+        lengths: list[Scalar] = []
+        uniform = True
+        for d in range(len(first)):
+            distinct: list[Scalar] = []
+            for shape in shapes:
+                if all(shape[d] is not x for x in distinct):
+                    distinct.append(shape[d])
+            longest = distinct[0]
+            for n in distinct[1:]:
+                uniform = False
+                longest = self.max(longest, n)
+            lengths.append(longest)
+        return tuple(lengths), uniform

@@ -230,3 +230,77 @@ def test_reduction_results_cannot_be_returned_as_arrays() -> None:
 @pytest.mark.unit
 def test_reference_is_numpy() -> None:
     check("interp", sums_up_to_128, (2, 2))
+
+
+def _window_fn(base: Any, s0: slice, s1: slice) -> Any:
+    a0, b0, c0 = s0.start, s0.stop, s0.step
+    a1, b1, c1 = s1.start, s1.stop, s1.step
+
+    def f(k: int) -> Any:
+        w = base[a0:b0:c0, a1:b1:c1]
+        return np.sum(w), np.max(w), np.argmin(w), np.prod(w[:, :2]), np.sum(w[k % 2] * 2.5)
+
+    return f
+
+
+BOUND = st.integers(-9, 9)
+
+
+@pytest.mark.unit
+@settings(max_examples=40, deadline=None)
+@given(
+    s0=st.builds(slice, BOUND, BOUND, st.integers(-3, 3).filter(bool)),
+    s1=st.builds(slice, BOUND, BOUND, st.integers(-3, 3).filter(bool)),
+    dtype=st.sampled_from([np.float64, np.float32, np.int16, np.uint8]),
+    seed=st.integers(0, 2**32 - 1),
+)
+def test_random_2d_views_reduce_like_numpy(s0: slice, s1: slice, dtype: Any, seed: int) -> None:
+    """Random 2-D windows (negative steps, bounds past either end) of a captured array,
+    reduced: the same values and dtypes as NumPy (exact: at most 49 elements)."""
+    base = (np.random.default_rng(seed).standard_normal((7, 7)) * 20).astype(dtype)
+    w = base[s0, s1]
+    if w.size == 0 or w.shape[0] < 2:
+        return  # NumPy raises for max/argmin of nothing (undefined here)
+    f = _window_fn(base, s0, s1)
+    lowered = check_and_lower(f, 1)
+    got = compute(lowered.ir, (2,), fetch_captures(f, lowered))
+    with np.errstate(all="ignore"):
+        want = [f(k) for k in range(2)]
+    for k in range(5):
+        assert_same(np.asarray(got[k]), np.array([x[k] for x in want]))
+
+
+SHORT = np.arange(10.0).reshape(2, 5)
+
+
+def lengths_differ_at_run_time(i: int) -> Any:
+    return np.sum(A[i, :5] * SHORT[i % 2, : 5 - i])
+
+
+def dot_lengths_differ_at_run_time(i: int) -> Any:
+    return np.dot(SHORT[i % 2, : 5 - i], A[i, :5])
+
+
+@pytest.mark.unit
+@pytest.mark.parametrize("fn", [lengths_differ_at_run_time, dot_lengths_differ_at_run_time])
+def test_lengths_that_differ_at_run_time_are_an_out_of_bounds_read(fn: Any) -> None:
+    """NumPy raises for operands of different lengths; where the lengths are known only at
+    run time the shorter operand is read past its end, at its array's extent: the
+    interpreter (the specification) reports an out-of-bounds read."""
+    np.testing.assert_allclose(run("interp", fn, (1,)), [fn(0)], rtol=1e-15)  # 5 and 5
+    with pytest.raises(IndexError, match="out of bounds for array 'SHORT'"):
+        run("interp", fn, (2,))  # row 1: lengths 5 and 4
+
+
+@pytest.mark.cpu
+def test_bounds_check_reports_lengths_that_differ_at_run_time() -> None:
+    import offload as ol
+
+    saved = ol.config.bounds_check
+    try:
+        ol.config.bounds_check = True
+        with pytest.raises(IndexError, match="out-of-bounds read SHORT") as err:
+            ol.compute_s(2, lengths_differ_at_run_time)
+        assert "test_reductions.py" in str(err.value)
+    finally:
+        ol.config.bounds_check = saved
