@@ -173,6 +173,8 @@ class Calls:
             if isinstance(a, View | Elementwise):
                 return self.exprs.views.lengths(a)[0]
             raise self.core.error(TypeMismatch, f"len() of a {describe(a)}", node)
+        if name == "sum":
+            return Reductions(self.core, self.arith).python_sum(args, node)
         if name in ("divmod", "pow"):
             x, y = (self.core.scalar(a, n) for a, n in zip(args, node.args, strict=True))
             if name == "pow":

@@ -57,6 +57,7 @@ for _name, _arity in {
     "zip": (1, 8),
     "enumerate": (1, 2),
     "reversed": (1, 1),
+    "sum": (1, 2),  # of a view, an elementwise expression or a tuple (reductions.py)
 }.items():
     _add(getattr(builtins, _name), Intrinsic("builtin", _name, _arity))
 

@@ -30,7 +30,7 @@ from offload.diagnostics import TypeMismatch
 from offload.frontend.arith import Arith
 from offload.frontend.core import LoweringCore
 from offload.frontend.promote import binary_result, describe_key
-from offload.frontend.values import ArrayRef, Elementwise, Scalar, Val, View, describe
+from offload.frontend.values import ArrayRef, Elementwise, Scalar, TupleVal, Val, View, describe
 from offload.frontend.views import ArrayLike, Views
 from offload.ir.core import Value
 from offload.ir.ops import Opcode
@@ -224,6 +224,43 @@ class Reductions:
             rest = self.arith.binop("floordiv", rest, n, None)
         pos.insert(0, rest)
         return self._elem(x, [Scalar(p.value, True, None, True) for p in pos], t)
+
+    def python_sum(self, args: list[Val], node: ast.Call) -> Val:
+        """The builtin ``sum(x, start=0)``: Python adds in order, from ``start``, with the
+        elements' own arithmetic (``sum`` of a float32 view stays float32, of an int8 view
+        wraps in int8 as NumPy scalars do)."""
+        start = (
+            self.core.scalar(args[1], node.args[1], "sum()'s start")
+            if len(args) == 2
+            else self.core.const(0, (I64, True))
+        )
+        if isinstance(args[0], TupleVal):
+            acc = start
+            for item in args[0].items:
+                acc = self.arith.binop("add", acc, self.core.scalar(item, node.args[0]), node)
+            return acc
+        x = self._operand(args[0], node.args[0], "sum")
+        self.core.at(node)
+        lengths = self.views.lengths(x)
+        if len(lengths) != 1:
+            raise self.core.error(
+                TypeMismatch,
+                "sum() of a view of more than one dimension adds rows (arrays)",
+                node,
+                hint="use np.sum(...) for the sum of every element",
+            )
+        key = binary_result("add", (start.type, start.weak), self.views.key(x))
+        if key is None:
+            raise self.core.error(TypeMismatch, "sum() of values that cannot be added", node)
+        t, weak = key
+
+        def add(k: Scalar, accs: list[Value]) -> list[Value]:
+            acc = Scalar(accs[0], weak)
+            r = self.arith.binop("add", acc, self.views.element(x, [k]), node)
+            return [self.core.convert(r, t).value]
+
+        first = self.core.convert(start, t).value
+        return Scalar(self.counted(lengths[0], [first], add, hint="pysum")[0], weak)
 
     # -- the other reductions --------------------------------------------------------------
 

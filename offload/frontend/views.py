@@ -227,9 +227,11 @@ class Views:
             return self._subscript_elementwise(v, items, node)
         return self._subscript_view(v, items)
 
-    def index_scalar(self, val: Val, node: ast.expr) -> Scalar:
-        s = self.core.scalar(val, node, "an array index")
-        if not (s.type.is_int or s.type.is_bool):
+    def index_scalar(self, val: Val, node: ast.expr, *, bound: bool = False) -> Scalar:
+        """An index (an int: NumPy reads a bool index as a mask) or a slice bound (an int
+        or a bool, as Python's slices take)."""
+        s = self.core.scalar(val, node, "a slice bound" if bound else "an array index")
+        if not (s.type.is_int or (bound and s.type.is_bool)):
             raise self.core.error(
                 TypeMismatch,
                 f"array indices must be integers, not {describe(s)}",
@@ -242,7 +244,7 @@ class Views:
     def _bound(self, b: ast.expr | None) -> Scalar | None:
         if b is None:
             return None
-        return self.index_scalar(self.core.expr(b), b)
+        return self.index_scalar(self.core.expr(b), b, bound=True)
 
     def _subscript_view(self, v: View, items: list[Scalar | SliceSpec]) -> Val:
         index: list[Scalar | ViewAxis] = []
