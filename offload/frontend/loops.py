@@ -136,6 +136,8 @@ class Loops:
                     )
                 return self._combinator(name, it)
         val = self.core.expr(it)
+        if isinstance(val, TupleVal):
+            return self._tuple_sequence(val, it)
         if isinstance(val, ArrayRef) and val.type.ndim > 0:
             val = views.full(val)
         if isinstance(val, View | Elementwise):
@@ -149,6 +151,35 @@ class Loops:
             hint="iterate over range(...), a view such as a[i] or a[:, j], a captured array, "
             "zip(...), enumerate(...) or reversed(...)",
         )
+
+    def _tuple_sequence(self, t: TupleVal, it: ast.expr) -> Sequence_:
+        """A tuple of numbers: item ``k`` picked by a chain of selects (one joined type)."""
+        items = [
+            self.core.scalar(x, it, "an item of a tuple iterated by a for loop") for x in t.items
+        ]
+        key = join(*((s.type, s.weak) for s in items)) if items else (I64, True)
+        if key is None:
+            raise self.core.error(
+                TypeMismatch,
+                "a for loop over a tuple needs items of types that combine",
+                it,
+                hint="iterate over a tuple of numbers of one kind",
+            )
+        self.core.at(it)
+        conv = [self.core.convert(s, key[0], key[1]) for s in items]
+        v = self.views
+
+        def item(k: Scalar) -> Val:
+            if not conv:  # an empty tuple: the body never runs
+                return v.i64(0)
+            picked = conv[-1]
+            for j in range(len(conv) - 2, -1, -1):
+                here = self.arith.compare(Opcode.EQ, k, v.i64(j), it)
+                picked = v.select(here, conv[j], picked)
+                picked = Scalar(picked.value, key[1])
+            return picked
+
+        return Sequence_(v.i64(len(conv)), item)
 
     def _range_length(self, start: Scalar, stop: Scalar, step: Scalar) -> Scalar:
         """``len(range(start, stop, step))`` for a step not known to be positive."""

@@ -115,7 +115,22 @@ def rows_of_a_matrix(i: int, j: int) -> Any:
     return s
 
 
+WEIGHTS = (0.25, 0.5, 0.25)
+
+
+def over_tuples(i: int, j: int) -> Any:
+    s = 0.0
+    for k, w in enumerate(WEIGHTS):
+        s += w * A[i, j - k]
+    for x in (1, 2, i):
+        s += x
+    for _ in ():
+        s = -1.0
+    return s
+
+
 CASES = [
+    over_tuples,
     over_a_row,
     over_a_captured_array,
     over_float32_keeps_float32,
