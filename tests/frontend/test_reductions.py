@@ -142,9 +142,29 @@ def _check_all(target: str, fn: Any, shape: tuple[int, ...]) -> None:
         assert_same(np.asarray(got), np.array([w[k] for w in want]).reshape(shape))
 
 
-@pytest.mark.parametrize("target", TARGETS)
+CPU_CASES = [
+    builtin_sum_adds_in_order,
+    sums_up_to_128,
+    int_sums_widen,
+    fused_distance,
+    extremes_propagate_nan,
+    arg_extremes,
+    means,
+    matrix_vector,
+]
+"""What compute_s and compute_p compile too (each kernel costs seconds of numba time on
+a loaded 2-core machine; the interpreter and the simulator run every case)."""
+
+
+@pytest.mark.parametrize("target", [t for t in TARGETS if t.values[0] in ("interp", "g")])
 @pytest.mark.parametrize("fn", CASES, ids=lambda f: f.__name__)
 def test_reduction_matches_numpy_exactly(target: str, fn: Any) -> None:
+    _check_all(target, fn, (4, 4))
+
+
+@pytest.mark.parametrize("target", [t for t in TARGETS if t.values[0] in ("s", "p")])
+@pytest.mark.parametrize("fn", CPU_CASES, ids=lambda f: f.__name__)
+def test_reduction_matches_numpy_exactly_on_the_cpu(target: str, fn: Any) -> None:
     _check_all(target, fn, (4, 4))
 
 
@@ -156,7 +176,7 @@ def float_dot(i: int, j: int) -> Any:
     return np.dot(A[i], C[j]) + np.linalg.norm(A[i, j:] - C[j, j:])
 
 
-@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("target", [t for t in TARGETS if t.values[0] != "p"])
 @pytest.mark.parametrize("fn", [long_sum, float_dot], ids=lambda f: f.__name__)
 def test_documented_order_differences_stay_within_rounding(target: str, fn: Any) -> None:
     """Over 128 elements (NumPy splits pairwise) and float dot products (NumPy calls BLAS)
