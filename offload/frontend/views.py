@@ -204,8 +204,8 @@ class Views:
         self, base: ArrayRef | ArrayLike, index_nodes: list[ast.expr], node: ast.AST
     ) -> Val:
         """``base[...]`` with integers and slices: an element, a view or an expression."""
-        v = self.full(base) if isinstance(base, ArrayRef) else base
-        ndim = len(self.lengths(v))
+        v: ArrayLike = base if not isinstance(base, ArrayRef) else View(base, (), base.name)
+        ndim = base.type.ndim if isinstance(base, ArrayRef) else len(self.lengths(v))
         if len(index_nodes) > ndim:
             what = repr(base.name) if isinstance(base, ArrayRef) else describe(v)
             raise self.core.error(
@@ -225,6 +225,8 @@ class Views:
         self.core.at(node)
         if isinstance(v, Elementwise):
             return self._subscript_elementwise(v, items, node)
+        if isinstance(base, ArrayRef):
+            return self._subscript_array(base, items)
         return self._subscript_view(v, items)
 
     def index_scalar(self, val: Val, node: ast.expr, *, bound: bool = False) -> Scalar:
@@ -245,6 +247,26 @@ class Views:
         if b is None:
             return None
         return self.index_scalar(self.core.expr(b), b, bound=True)
+
+    def _subscript_array(self, base: ArrayRef, items: list[Scalar | SliceSpec]) -> Val:
+        """``a[...]`` of a captured array: its extents are read only where needed."""
+        index: list[Scalar | ViewAxis] = []
+        for axis in range(base.type.ndim):
+            it = items[axis] if axis < len(items) else None
+            if isinstance(it, Scalar) and (
+                it.nonneg or (isinstance(it.const, int) and it.const >= 0)
+            ):
+                index.append(it)
+                continue
+            n = Scalar(self.core.b.shape(base.value, axis), True, None, True)
+            if isinstance(it, Scalar):
+                index.append(self.wrap(it, n))
+            elif it is None:
+                index.append(ViewAxis(self.i64(0), self.i64(1), n))
+            else:
+                index.append(ViewAxis(*self.slice_range(it, n)))
+        out = View(base, tuple(index), base.name)
+        return out if out.axes else self.element(out, [])
 
     def _subscript_view(self, v: View, items: list[Scalar | SliceSpec]) -> Val:
         index: list[Scalar | ViewAxis] = []

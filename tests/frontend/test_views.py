@@ -229,3 +229,31 @@ def test_misused_views_are_located_type_errors(fn: Any, message: str) -> None:
 @pytest.mark.unit
 def test_reference_helper_sees_numpy_views() -> None:
     assert reference(row_of_a, (1, 1))[0, 0] == A[0, 0] + A[0, -1] + 6
+
+
+def _chained_only(i: int, j: int) -> Any:
+    return A[i][j]
+
+
+def _indexed_only(i: int, j: int) -> Any:
+    return A[i, j]
+
+
+def _row_then_index(i: int, j: int) -> Any:
+    row = A[i]
+    return row[j]
+
+
+@pytest.mark.unit
+@pytest.mark.parametrize("fn", [_chained_only, _row_then_index])
+def test_chained_index_prints_the_same_ir_as_a_tuple_index(fn: Any) -> None:
+    """Golden: ``a[i][j]`` and ``row = a[i]; row[j]`` are ``a[i, j]``, op for op."""
+    from offload.ir.printer import print_function
+    from offload.opt.manager import run_pipeline
+    from offload.options import CompileOptions
+
+    def text(f: Any) -> list[str]:
+        ir = run_pipeline(check_and_lower(f, 2).ir, CompileOptions(), pipeline="dce")
+        return print_function(ir).splitlines()[1:]  # not the function's name
+
+    assert text(fn) == text(_indexed_only)
