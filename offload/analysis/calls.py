@@ -38,6 +38,11 @@ NUMPY_ALLOCATORS = frozenset(
 )  # fmt: skip
 """NumPy functions that create arrays: reported as allocations, not as unknown calls."""
 
+ARRAY_METHODS = frozenset(
+    {"sum", "prod", "min", "max", "argmin", "argmax", "mean", "all", "any", "dot"}
+)
+"""Reduction methods of arrays and views (``row.sum()``: offload/frontend/reductions.py)."""
+
 _LIBRARY_ROOTS = frozenset({"numpy", "math", "random", "builtins", "offload", "numba", "cupy"})
 _LIBRARY_DIRS = tuple(
     str(Path(p).resolve())
@@ -61,6 +66,9 @@ class CallKind(enum.Enum):
     inside the kernel): not reported twice."""
     ALLOCATES = "allocates"
     UNRESOLVED = "unresolved"
+    METHOD = "method"
+    """A reduction method (``row.sum()``) of a value that may be an array or a view: the
+    frontend checks the receiver."""
 
 
 @dataclass(frozen=True)
@@ -139,6 +147,10 @@ def _resolve(ctx: FunctionContext, node: ast.Call) -> ResolvedCall:
     if name.split(".")[0] in ctx.reported:
         return ResolvedCall(node, CallKind.IGNORED, name)
     obj = resolve_value(ctx, func)
+    if isinstance(func, ast.Attribute) and func.attr in ARRAY_METHODS:
+        owner = resolve_value(ctx, func.value)
+        if owner is _LOCAL or isinstance(owner, np.ndarray):
+            return ResolvedCall(node, CallKind.METHOD, name)
     if obj is _LOCAL:
         if isinstance(func, ast.Name):
             return unresolved(

@@ -20,6 +20,7 @@ from offload.frontend.reductions import Reductions
 from offload.frontend.tree import TreeLowering
 from offload.frontend.values import (
     ArrayRef,
+    BoundMethod,
     Elementwise,
     Getter,
     PyObj,
@@ -65,6 +66,21 @@ class Calls:
             if kw.arg is None:
                 raise self.core.unsupported(kw.value, "'**kwargs' in calls")
         func = self.core.expr(node.func)
+        if isinstance(func, BoundMethod):  # row.sum(), u.dot(v)
+            if node.keywords:
+                raise self.core.unsupported(
+                    node.keywords[0].value, f"keyword arguments to '.{func.name}()'"
+                )
+            want = 1 if func.name == "dot" else 0
+            if len(node.args) != want:
+                raise self.core.error(
+                    TypeMismatch,
+                    f"'.{func.name}()' takes {want} argument{'s' if want != 1 else ''} here",
+                    node,
+                )
+            args = [func.receiver, *(self.core.expr(a) for a in node.args)]
+            self.core.at(node)
+            return Reductions(self.core, self.arith).reduce(func.name, args, node)
         if isinstance(func, Getter):
             if node.keywords:
                 raise self.core.unsupported(node, "keyword arguments to an element getter")

@@ -15,9 +15,10 @@ from offload.frontend.core import ExprHandler, LoweringCore
 from offload.frontend.intrinsics import MODULE_CONSTANTS
 from offload.frontend.names import Names
 from offload.frontend.optables import BINOPS
-from offload.frontend.reductions import Reductions
+from offload.frontend.reductions import METHODS, Reductions
 from offload.frontend.values import (
     ArrayRef,
+    BoundMethod,
     Elementwise,
     PyObj,
     Scalar,
@@ -189,6 +190,8 @@ class Exprs:
         base = self.core.expr(node.value)
         attr = node.attr
         self.core.at(node)
+        if isinstance(base, ArrayRef | View | Elementwise) and attr in METHODS:
+            return BoundMethod(attr, base)  # row.sum(): called in calls.py
         if isinstance(base, ArrayRef):
             return self._array_attr(base, attr, node)
         if isinstance(base, View | Elementwise):

@@ -41,6 +41,9 @@ REDUCTIONS = frozenset(
 )
 """The names of intrinsics of kind ``reduce`` (frontend/intrinsics.py)."""
 
+METHODS = frozenset(REDUCTIONS - {"norm"})
+"""Reductions that are also array methods (``row.sum()``, ``u.dot(v)``)."""
+
 _BLOCK = 8  # NumPy's pairwise sum: eight accumulators
 _BASE = 128  # NumPy's pairwise sum: the largest block summed without splitting
 
@@ -60,7 +63,7 @@ class Reductions:
         """``np.<name>(*args)`` where ``name`` is in ``REDUCTIONS``."""
         if name == "dot":
             return self.matmul(args[0], args[1], node)
-        x = self._operand(args[0], node.args[0], name)
+        x = self._operand(args[0], node.args[0] if node.args else node, name)
         self.core.at(node)
         if name == "sum":
             return self.sum(x, node)

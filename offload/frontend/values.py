@@ -134,6 +134,14 @@ class Elementwise:
     """Whether the operands' lengths are the same values (no guard needed)."""
 
 
+@dataclass(frozen=True, eq=False)
+class BoundMethod:
+    """A reduction method of an array, a view or an expression (``row.sum``), to call."""
+
+    name: str
+    receiver: ArrayRef | View | Elementwise
+
+
 @dataclass(frozen=True)
 class Unbound:
     """A local name that is not bound (to one kind of value) on every path reaching here."""
@@ -143,7 +151,7 @@ class Unbound:
 
 UNBOUND = Unbound()
 
-Val = Scalar | TupleVal | ArrayRef | PyObj | Getter | View | Elementwise
+Val = Scalar | TupleVal | ArrayRef | PyObj | Getter | View | Elementwise | BoundMethod
 
 
 def flatten(val: Val) -> list[Scalar] | None:
@@ -192,6 +200,8 @@ def describe(val: Val | Unbound) -> str:
         return f"view of captured '{val.base.name}' with {len(val.axes)} dimension(s)"
     if isinstance(val, Elementwise):
         return f"elementwise array expression with {len(val.lengths)} dimension(s)"
+    if isinstance(val, BoundMethod):
+        return f"method '.{val.name}'"
     return "name with no value yet"
 
 

@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from offload.diagnostics import OffloadError, TypeMismatch, UnsupportedSyntax
+from offload.diagnostics import OffloadError, TypeMismatch, UnresolvedCall, UnsupportedSyntax
 from offload.frontend.lower import fetch_captures
 from offload.ir.interp import compute
 from offload.ir.ops import Opcode
@@ -109,7 +109,16 @@ def builtin_sum_adds_in_order(i: int, j: int) -> Any:
     return sum(A32[i, j:]), sum(I8[i, : j + 1], 10), sum(TRIPLE), sum(A[i, ::-1] * 0.5)
 
 
+def array_methods(i: int, j: int) -> Any:
+    row = A[i, : j + 3]
+    return (
+        row.sum() + (row * 2).max() + A[:, j].argmin() + M.mean() + (row > 0).any(),
+        I8[i].dot(I8[j]) + I8[i, j:].prod() + U8[i].min(),
+    )
+
+
 CASES = [
+    array_methods,
     builtin_sum_adds_in_order,
     sums_up_to_128,
     float32_sum_stays_float32,
@@ -230,8 +239,17 @@ def sum_with_axis(i: int) -> Any:
     return np.sum(A, axis=0)[i]
 
 
-def dot_of_three_dims(i: int) -> Any:
-    return 0
+def method_with_axis(i: int) -> Any:
+    return A[i].sum(axis=0)
+
+
+def method_of_a_number(i: int) -> Any:
+    x = A[i, 0]
+    return x.sum()
+
+
+def unsupported_method(i: int) -> Any:
+    return A[i].cumsum()[0]
 
 
 @pytest.mark.unit
@@ -240,6 +258,9 @@ def dot_of_three_dims(i: int) -> Any:
     [
         (sum_of_a_number, TypeMismatch, r"np.sum\(\) needs an array, a view"),
         (sum_with_axis, UnsupportedSyntax, "keyword arguments to 'np.sum'"),
+        (method_with_axis, UnsupportedSyntax, r"keyword arguments to '.sum\(\)'"),
+        (method_of_a_number, TypeMismatch, "has no attribute 'sum'"),
+        (unsupported_method, UnresolvedCall, "method calls are not supported"),
     ],
 )
 def test_unsupported_reductions_are_located_errors(fn: Any, cls: type, message: str) -> None:
