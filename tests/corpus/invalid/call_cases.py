@@ -40,9 +40,9 @@ def method_of_local_value(i: int) -> Any:
     return x.conjugate()
 
 
-@expect(UnresolvedCall, line=45, col=19, caret="A.sum()")
+@expect(UnresolvedCall, line=45, col=19, caret="A.cumsum()")
 def method_of_captured_array(i: int) -> Any:
-    return A[i] / A.sum()
+    return A[i] / A.cumsum()
 
 
 @expect(UnresolvedCall, line=50, col=12, caret="CFG.offset(A[i])")
