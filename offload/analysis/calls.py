@@ -38,6 +38,9 @@ NUMPY_ALLOCATORS = frozenset(
 )  # fmt: skip
 """NumPy functions that create arrays: reported as allocations, not as unknown calls."""
 
+KEYWORDS = frozenset({("enumerate", "start")})
+"""(intrinsic, keyword) pairs the frontend accepts: ``enumerate(row, start=1)``."""
+
 ARRAY_METHODS = frozenset(
     {"sum", "prod", "min", "max", "argmin", "argmax", "mean", "all", "any", "dot"}
 )
@@ -285,6 +288,8 @@ def _check_intrinsic_args(
 ) -> list[Diagnostic]:
     out: list[Diagnostic] = []
     for kw in call.node.keywords:
+        if (intrinsic.name, kw.arg) in KEYWORDS:
+            continue
         if kw.arg is not None:  # **kwargs is reported by the syntax analysis
             out.append(
                 Diagnostic(

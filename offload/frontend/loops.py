@@ -130,10 +130,10 @@ class Loops:
                     length = self._range_length(start, stop, step)
                 return Sequence_(length, lambda k: views.add(start, views.mul(k, step)))
             if name in ("zip", "enumerate", "reversed"):
-                if it.keywords:
-                    raise self.core.unsupported(
-                        it.keywords[0].value, f"keyword arguments to {name}()"
-                    )
+                allowed = {"start"} if name == "enumerate" else set()
+                for kw in it.keywords:
+                    if kw.arg not in allowed:
+                        raise self.core.unsupported(kw.value, f"keyword arguments to {name}()")
                 return self._combinator(name, it)
         val = self.core.expr(it)
         if isinstance(val, TupleVal):
@@ -207,21 +207,29 @@ class Loops:
                 length = v.min(length, s.length)  # zip stops at the shortest
             return Sequence_(length, lambda k: TupleVal(tuple(s.item(k) for s in seqs)))
         if name == "enumerate":
-            if not 1 <= len(it.args) <= 2:
+            starts = [*it.args[1:], *(kw.value for kw in it.keywords)]
+            if len(it.args) < 1 or len(starts) > 1:
                 raise self.core.error(TypeMismatch, "enumerate() takes 1 or 2 arguments", it)
             inner = self.sequence(it.args[0])
             first = v.i64(0)
-            if len(it.args) == 2:
-                s0 = self.core.scalar(self.core.expr(it.args[1]), it.args[1], "enumerate's start")
+            if starts:
+                s0 = self.core.scalar(self.core.expr(starts[0]), starts[0], "enumerate's start")
                 if not s0.type.is_int:
                     raise self.core.error(
-                        TypeMismatch, "enumerate's start must be an integer", it.args[1]
+                        TypeMismatch, "enumerate's start must be an integer", starts[0]
                     )
                 first = self.core.convert(s0, I64, True)
             self.core.at(it)
             return Sequence_(inner.length, lambda k: TupleVal((v.add(first, k), inner.item(k))))
         if len(it.args) != 1:
             raise self.core.error(TypeMismatch, "reversed() takes one argument", it)
+        if self._builtin_call(it.args[0]) in ("zip", "enumerate", "reversed"):
+            raise self.core.error(
+                TypeMismatch,
+                f"reversed() of {self._builtin_call(it.args[0])}(...): Python cannot reverse it",
+                it.args[0],
+                hint="reverse what it iterates: zip(reversed(a), reversed(b))",
+            )
         inner = self.sequence(it.args[0])
         self.core.at(it)
         last = v.sub(inner.length, v.i64(1))

@@ -43,6 +43,8 @@ def enumerate_with_start(i: int, j: int) -> Any:
     s = 0.0
     for k, v in enumerate(A[:, j], i):
         s += k * v
+    for k, v in enumerate(A[i], start=-j):
+        s -= k * v
     return s
 
 
@@ -164,6 +166,13 @@ def zip_outside_a_loop(i: int) -> Any:
     return 0
 
 
+def reversed_enumerate(i: int) -> Any:
+    s = 0.0
+    for k, x in reversed(enumerate(A[i])):  # type: ignore[call-overload]
+        s += k * x
+    return s
+
+
 def wrong_unpack(i: int) -> Any:
     s = 0.0
     for a, b, c in zip(A[i], A[i]):
@@ -178,6 +187,7 @@ def wrong_unpack(i: int) -> Any:
         (iterates_a_number, TypeMismatch, "cannot iterate over a Python int"),
         (zip_outside_a_loop, UnsupportedSyntax, "zip\\(\\) outside a for loop header"),
         (wrong_unpack, TypeMismatch, "cannot unpack a tuple of 2 into 3 names"),
+        (reversed_enumerate, TypeMismatch, "Python cannot reverse it"),
     ],
 )
 def test_loop_misuse_is_a_located_error(fn: Any, cls: type, message: str) -> None:
