@@ -10,6 +10,9 @@ array at the mapped index. Views of views compose (the maps multiply out).
 length per dimension and a function that lowers one element where it is read — indexed,
 iterated or reduced (reductions.py) — so no temporary array exists either.
 
+A slice step of zero is an error when it is a constant; one known only at run time gives
+an empty view (Python raises a ValueError).
+
 Lengths that differ between the operands of an elementwise expression are an error when
 both are known at compile time. Lengths known only at run time: the expression has the
 longest operand's length and a shorter view is read at its array's extent past its own end
