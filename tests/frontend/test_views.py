@@ -257,3 +257,9 @@ def test_chained_index_prints_the_same_ir_as_a_tuple_index(fn: Any) -> None:
         return print_function(ir).splitlines()[1:]  # not the function's name
 
     assert text(fn) == text(_indexed_only)
+
+
+@pytest.mark.unit
+def test_a_zero_step_known_only_at_run_time_gives_an_empty_view() -> None:
+    f = _sliced(V, 1, 8, 0)  # Python raises ValueError; documented: empty
+    np.testing.assert_array_equal(_interp(f, (2,)), [-1.0, -1.0])
