@@ -47,6 +47,14 @@ source is not in the subset and is not the user's); the standard library's modul
 A library call is known by the module that defines it, not by the folder its file is in: a
 helper in a package installed under site-packages is a helper like any other."""
 
+KEYWORDS = frozenset({("enumerate", "start")})
+"""(intrinsic, keyword) pairs the frontend accepts: ``enumerate(row, start=1)``."""
+
+ARRAY_METHODS = frozenset(
+    {"sum", "prod", "min", "max", "argmin", "argmax", "mean", "all", "any", "dot"}
+)
+"""Reduction methods of arrays and views (``row.sum()``: offload/frontend/reductions.py)."""
+
 ALLOWED_CALLS_HINT = (
     "element functions may call min, max, abs, int, float, bool, round, len, range, divmod, "
     "pow, math.* and NumPy ufuncs (np.sqrt, np.float32, ...), and plain Python helper functions"
@@ -63,6 +71,9 @@ class CallKind(enum.Enum):
     inside the kernel): not reported twice."""
     ALLOCATES = "allocates"
     UNRESOLVED = "unresolved"
+    METHOD = "method"
+    """A reduction method (``row.sum()``) of a value that may be an array or a view: the
+    frontend checks the receiver."""
 
 
 @dataclass(frozen=True)
@@ -141,6 +152,10 @@ def _resolve(ctx: FunctionContext, node: ast.Call) -> ResolvedCall:
     if name.split(".")[0] in ctx.reported:
         return ResolvedCall(node, CallKind.IGNORED, name)
     obj = resolve_value(ctx, func)
+    if isinstance(func, ast.Attribute) and func.attr in ARRAY_METHODS:
+        owner = resolve_value(ctx, func.value)
+        if owner is _LOCAL or isinstance(owner, np.ndarray):
+            return ResolvedCall(node, CallKind.METHOD, name)
     if obj is _LOCAL:
         if isinstance(func, ast.Name):
             return unresolved(
@@ -269,6 +284,8 @@ def _check_intrinsic_args(
 ) -> list[Diagnostic]:
     out: list[Diagnostic] = []
     for kw in call.node.keywords:
+        if (intrinsic.name, kw.arg) in KEYWORDS:
+            continue
         if kw.arg is not None:  # **kwargs is reported by the syntax analysis
             out.append(
                 Diagnostic(

@@ -48,8 +48,37 @@ def check_function(
     return sort_diagnostics(diags)
 
 
+SPECIFICITY = ("recursion", "write", "unsupported-syntax", "unresolved-call", "allocation")
+"""Rules from the most specific to the most general: where several analyses report the
+same expression (``complex(x, y)``: complex numbers, and constructing an object), only the
+most specific diagnostic is kept."""
+
+
+def most_specific(diags: Iterable[Diagnostic]) -> list[Diagnostic]:
+    """One diagnostic per source range: the most specific rule's, each message once."""
+    best: dict[object, Diagnostic] = {}
+    unlocated: list[Diagnostic] = []
+    for d in diags:
+        s = d.span
+        if s is None:
+            if d not in unlocated:
+                unlocated.append(d)
+            continue
+        key = (s.file, s.line, s.col, s.end_line, s.end_col)
+        held = best.get(key)
+        if held is None or _rank(d) < _rank(held):
+            best[key] = d
+    return [*best.values(), *unlocated]
+
+
+def _rank(d: Diagnostic) -> int:
+    return SPECIFICITY.index(d.rule) if d.rule in SPECIFICITY else len(SPECIFICITY)
+
+
 def sort_diagnostics(diags: Iterable[Diagnostic]) -> list[Diagnostic]:
-    """Diagnostics in reading order: file, line, column (unlocated ones last)."""
+    """Diagnostics in reading order: file, line, column (unlocated ones last); one per
+    source range, the most specific (``most_specific``)."""
+    diags = most_specific(diags)
 
     def key(d: Diagnostic) -> tuple[int, str, int, int, str, str]:
         s = d.span

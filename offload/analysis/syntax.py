@@ -8,9 +8,8 @@ with a message and hint from ``_UNSUPPORTED`` when the construct is a common one
 from __future__ import annotations
 
 import ast
-import builtins
 
-from offload.analysis.walk import FunctionContext, find_else_span, keyword_span
+from offload.analysis.walk import FunctionContext, keyword_span
 from offload.diagnostics import Diagnostic, Span, UnsupportedSyntax
 
 RULE = UnsupportedSyntax.rule
@@ -21,11 +20,12 @@ ALLOWED: tuple[type[ast.AST], ...] = (
     ast.Continue, ast.Pass, ast.Expr,
     # expressions
     ast.BoolOp, ast.BinOp, ast.UnaryOp, ast.IfExp, ast.Compare, ast.Call, ast.Constant,
-    ast.Attribute, ast.Subscript, ast.Name, ast.Tuple, ast.keyword,
+    ast.Attribute, ast.Subscript, ast.Name, ast.Tuple, ast.keyword, ast.Slice,
     # contexts and operators
     ast.Load, ast.Store, ast.And, ast.Or, ast.Add, ast.Sub, ast.Mult, ast.Div, ast.FloorDiv,
     ast.Mod, ast.Pow, ast.LShift, ast.RShift, ast.BitOr, ast.BitXor, ast.BitAnd, ast.Invert,
     ast.Not, ast.UAdd, ast.USub, ast.Eq, ast.NotEq, ast.Lt, ast.LtE, ast.Gt, ast.GtE,
+    ast.MatMult,
 )  # fmt: skip
 
 OWNED_ELSEWHERE: tuple[type[ast.AST], ...] = (
@@ -35,7 +35,7 @@ OWNED_ELSEWHERE: tuple[type[ast.AST], ...] = (
     # writes.py
     ast.Global, ast.Nonlocal,
     # operators without a position: reported at their expression (check_allowed)
-    ast.Is, ast.IsNot, ast.In, ast.NotIn, ast.MatMult,
+    ast.Is, ast.IsNot, ast.In, ast.NotIn,
 )  # fmt: skip
 
 _NO_EXCEPTIONS = "kernels cannot raise or catch exceptions; test the condition with if/else"
@@ -175,12 +175,6 @@ class _SyntaxChecker:
             self.check_constant(node)
         elif isinstance(node, ast.For):
             self.check_for(node)
-        elif isinstance(node, ast.While) and node.orelse:
-            self.report(
-                find_else_span(self.src, node),
-                "while ... else is not supported in element functions",
-                "set a flag before 'break' and test it after the loop",
-            )
         elif isinstance(node, ast.Compare):
             for op in node.ops:
                 text = _COMPARE_OPS.get(type(op))
@@ -191,13 +185,12 @@ class _SyntaxChecker:
                         "compare numbers with == != < <= > >=",
                     )
                     break
-        elif isinstance(node, ast.Subscript):
-            self.check_subscript(node)
-        elif isinstance(node, ast.BinOp) and isinstance(node.op, ast.MatMult):
+        elif isinstance(node, ast.Call) and self.calls_builtin(node, complex):
+            # the most specific reason: not "constructing an object allocates"
             self.report(
                 self.src.span(node),
-                "the @ operator is not supported in element functions",
-                "write the products and sums out with scalar arithmetic",
+                "complex numbers are not supported in element functions",
+                "compute the real and imaginary parts as two floats (return a tuple)",
             )
         elif isinstance(node, ast.keyword) and node.arg is None:
             self.report(
@@ -206,53 +199,39 @@ class _SyntaxChecker:
                 "pass the arguments one by one",
             )
 
+    def calls_builtin(self, node: ast.Call, builtin: object) -> bool:
+        func = node.func
+        return (
+            isinstance(func, ast.Name)
+            and func.id not in self.ctx.locals
+            and self.src.lookup(func.id) is builtin
+        )
+
     def check_constant(self, node: ast.Constant) -> None:
         value = node.value
         if isinstance(value, bool | int | float | str | bytes):
             return  # strings and bytes are reported by the allocation analysis
-        kind = {type(None): "None", complex: "complex numbers"}.get(type(value), repr(value))
+        kind = {type(None): "None is", complex: "complex numbers are"}.get(
+            type(value), f"{value!r} is"
+        )
         self.report(
             self.src.span(node),
-            f"{kind} is not supported in element functions",
+            f"{kind} not supported in element functions",
             "element functions compute with int, float and bool values and tuples of them",
         )
 
     def check_for(self, node: ast.For) -> None:
-        if not isinstance(node.target, ast.Name):
+        # What is iterated (range, a view, zip, enumerate, reversed) is the frontend's to
+        # check: it knows the iterable's value. The target must be names.
+        if not _names_only(node.target):
             self.report(
                 self.src.span(node.target),
-                "the variable of a range loop must be a single name",
-                "write 'for k in range(n):'",
-            )
-        if not self.is_range_call(node.iter):
-            self.report(
-                self.src.span(node.iter),
-                "for loops in element functions must iterate over range(...)",
-                "loop over indices instead: for k in range(len(a)): x = a[k]",
-            )
-        if node.orelse:
-            self.report(
-                find_else_span(self.src, node),
-                "for ... else is not supported in element functions",
-                "set a flag before 'break' and test it after the loop",
+                "the variable of a for loop must be a name or a tuple of names",
+                "write 'for x in row:' or 'for k, x in enumerate(row):'",
             )
 
-    def is_range_call(self, node: ast.expr) -> bool:
-        return (
-            isinstance(node, ast.Call)
-            and isinstance(node.func, ast.Name)
-            and node.func.id not in self.ctx.locals
-            and self.src.lookup(node.func.id) is builtins.range
-        )
 
-    def check_subscript(self, node: ast.Subscript) -> None:
-        index = node.slice
-        parts = index.elts if isinstance(index, ast.Tuple) else [index]
-        slices = [p for p in parts if isinstance(p, ast.Slice)]
-        if slices:
-            self.handled.update(id(s) for s in slices)
-            self.report(
-                self.src.span(node),
-                "slicing is not supported in element functions",
-                "read one element at a time with integer indices, e.g. a[i, j], in a loop",
-            )
+def _names_only(target: ast.expr) -> bool:
+    if isinstance(target, ast.Name):
+        return True
+    return isinstance(target, ast.Tuple) and all(_names_only(t) for t in target.elts)

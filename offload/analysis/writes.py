@@ -19,13 +19,18 @@ def check_writes(ctx: FunctionContext) -> list[Diagnostic]:
     """``WriteNotAllowed`` for every store that does not bind a local name."""
     src = ctx.src
     out: list[Diagnostic] = []
+    views = _view_names(ctx)
     for node in ctx.nodes:
         if isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Store):
             base = _root_name(node.value)
-            what = f"'{base}'" if base is not None else "an array"
+            viewed = views.get(base or "")
+            if isinstance(node.value, ast.Subscript) or viewed is not None:
+                what = f"through a view of captured '{viewed or base}'"
+            else:
+                what = f"to '{base}'" if base is not None else "to an array"
             out.append(
                 Diagnostic(
-                    f"writing to {what} is not allowed in element functions",
+                    f"writing {what} is not allowed in element functions",
                     src.span(node),
                     RULE,
                     _PURE_HINT + " (captured arrays are read-only inputs)",
@@ -53,6 +58,22 @@ def check_writes(ctx: FunctionContext) -> list[Diagnostic]:
                 )
             )
     return out
+
+
+def _view_names(ctx: FunctionContext) -> dict[str, str]:
+    """Locals bound to a view (``row = a[i]``, ``v = row[1:]``) -> the array viewed."""
+    views: dict[str, str] = {}
+    for node in ctx.nodes:
+        if (
+            isinstance(node, ast.Assign)
+            and isinstance(node.value, ast.Subscript)
+            and len(node.targets) == 1
+            and isinstance(node.targets[0], ast.Name)
+        ):
+            root = _root_name(node.value)
+            if root is not None:
+                views[node.targets[0].id] = views.get(root, root)
+    return views
 
 
 def _root_name(node: ast.expr) -> str | None:

@@ -16,10 +16,22 @@ from offload.frontend.inline import Inliner
 from offload.frontend.intrinsics import Intrinsic, lookup_intrinsic
 from offload.frontend.optables import OPCODES
 from offload.frontend.promote import call_result, describe_key, join
+from offload.frontend.reductions import Reductions
 from offload.frontend.tree import TreeLowering
-from offload.frontend.values import ArrayRef, Getter, PyObj, Scalar, TupleVal, Val, describe
+from offload.frontend.values import (
+    ArrayRef,
+    BoundMethod,
+    Elementwise,
+    Getter,
+    PyObj,
+    Scalar,
+    TupleVal,
+    Val,
+    View,
+    describe,
+)
 from offload.ir.ops import MATH_FUNCTIONS, Opcode
-from offload.ir.types import F64, I64, scalar_of_dtype
+from offload.ir.types import F64, I64, ScalarType, scalar_of_dtype
 
 _UFUNC_BINARY = {
     "power": "pow",
@@ -27,6 +39,8 @@ _UFUNC_BINARY = {
     "remainder": "mod",
     "mod": "mod",
 }
+_LOOP_ONLY = frozenset({"range", "zip", "enumerate", "reversed"})
+"""Builtins that only make sense as what a for loop iterates (frontend/loops.py)."""
 _ROUNDING = frozenset({"floor", "ceil", "trunc"})
 """Ufuncs NumPy 2 applies to a bool or integer exactly, keeping its type."""
 
@@ -52,6 +66,21 @@ class Calls:
             if kw.arg is None:
                 raise self.core.unsupported(kw.value, "'**kwargs' in calls")
         func = self.core.expr(node.func)
+        if isinstance(func, BoundMethod):  # row.sum(), u.dot(v)
+            if node.keywords:
+                raise self.core.unsupported(
+                    node.keywords[0].value, f"keyword arguments to '.{func.name}()'"
+                )
+            want = 1 if func.name == "dot" else 0
+            if len(node.args) != want:
+                raise self.core.error(
+                    TypeMismatch,
+                    f"'.{func.name}()' takes {want} argument{'s' if want != 1 else ''} here",
+                    node,
+                )
+            args = [func.receiver, *(self.core.expr(a) for a in node.args)]
+            self.core.at(node)
+            return Reductions(self.core, self.arith).reduce(func.name, args, node)
         if isinstance(func, Getter):
             if node.keywords:
                 raise self.core.unsupported(node, "keyword arguments to an element getter")
@@ -72,8 +101,10 @@ class Calls:
                     f" here, {len(node.args)} given",
                     node,
                 )
-            if intrinsic.kind == "builtin" and intrinsic.name == "range":
-                raise self.core.unsupported(node, "range() outside a for loop header")
+            if intrinsic.kind == "builtin" and intrinsic.name in _LOOP_ONLY:
+                raise self.core.unsupported(
+                    node, f"{intrinsic.name}() outside a for loop header", "loop over it"
+                )
             args = [self.core.expr(a) for a in node.args]
             self.core.at(node)
             return self.call_intrinsic(intrinsic, func, args, node)
@@ -92,6 +123,10 @@ class Calls:
     # -- intrinsics --------------------------------------------------------------------
 
     def call_intrinsic(self, intr: Intrinsic, func: PyObj, args: list[Val], node: ast.Call) -> Val:
+        if intr.kind == "reduce":
+            return Reductions(self.core, self.arith).reduce(intr.name, args, node)
+        if intr.kind in ("ufunc", "dtype") and any(isinstance(a, View | Elementwise) for a in args):
+            return self._elementwise(intr, func, args, node)
         if intr.kind == "builtin":
             return self._builtin(intr.name, args, node)
         scalars = [self.core.scalar(a, n) for a, n in zip(args, node.args, strict=True)]
@@ -113,6 +148,29 @@ class Calls:
             return self.core.convert(s, t, False)
         return self._ufunc(intr, func, scalars, node)
 
+    def _elementwise(self, intr: Intrinsic, func: PyObj, args: list[Val], node: ast.Call) -> Val:
+        """A NumPy function applied to a view: lowered element by element where read."""
+        views = self.exprs.views
+        keys = [
+            views.key(a) if isinstance(a, View | Elementwise) else _key(self.core.scalar(a, n))
+            for a, n in zip(args, node.args, strict=True)
+        ]
+        key = call_result(func.obj, *keys) if intr.kind == "ufunc" else None
+        if intr.kind == "dtype":
+            t = scalar_of_dtype(intr.name)
+            assert t is not None
+            key = (t, False)
+        if key is None:
+            kinds = ", ".join(describe_key(k) for k in keys)
+            raise self.core.error(
+                TypeMismatch, f"'{func.name}' is not supported for ({kinds}) here", node
+            )
+
+        def element(xs: list[Scalar]) -> Scalar:
+            return self.call_intrinsic(intr, func, list(xs), node)  # type: ignore[return-value]
+
+        return views.map(args, key, element, node)
+
     def _builtin(self, name: str, args: list[Val], node: ast.Call) -> Val:
         if name in ("min", "max"):
             if len(args) == 1 and isinstance(args[0], TupleVal):
@@ -128,7 +186,11 @@ class Calls:
                 return self.core.const(len(a.items), (I64, True))
             if isinstance(a, ArrayRef) and a.type.ndim > 0:
                 return self.exprs.shape(a, 0)
+            if isinstance(a, View | Elementwise):
+                return self.exprs.views.lengths(a)[0]
             raise self.core.error(TypeMismatch, f"len() of a {describe(a)}", node)
+        if name == "sum":
+            return Reductions(self.core, self.arith).python_sum(args, node)
         if name in ("divmod", "pow"):
             x, y = (self.core.scalar(a, n) for a, n in zip(args, node.args, strict=True))
             if name == "pow":
@@ -226,6 +288,10 @@ class Calls:
                 res = self.core.b.select(neg, self.core.b.const(-1, rt), res)
             return Scalar(res, False)
         raise self.core.unsupported(node, f"'{func.name}'")
+
+
+def _key(s: Scalar) -> tuple[ScalarType, bool]:
+    return (s.type, s.weak)
 
 
 def _count(lo: int, hi: int) -> str:

@@ -30,8 +30,10 @@ class CapturePath:
     """How to re-read a captured value from the lowering root (function or delayed array).
 
     Steps apply left to right: ``("closure", k)`` reads cell ``k`` of a function,
-    ``("global", name)`` its global ``name``, ``("attr", name)`` an attribute, and
-    ``("const", obj)`` replaces the current object by ``obj``."""
+    ``("global", name)`` its global ``name``, ``("attr", name)`` an attribute,
+    ``("item", k)`` item ``k`` of a tuple, ``("length_is", n)`` whether a tuple has ``n``
+    items (a guard: the kernel is built for that length), and ``("const", obj)`` replaces
+    the current object by ``obj``."""
 
     steps: tuple[Step, ...]
 
@@ -75,6 +77,11 @@ def steps_expr(
             namespace["_getattr"] = getattr
             namespace[name] = str(arg)
             expr = f"_getattr({expr}, {name})"
+        elif kind == "item":  # an item of a captured tuple
+            expr = f"{expr}[{int(arg)}]"  # type: ignore[call-overload]
+        elif kind == "length_is":  # a captured tuple still has the length compiled for
+            namespace["_len"] = len
+            expr = f"(_len({expr}) == {int(arg)})"  # type: ignore[call-overload]
         else:
             namespace[name] = arg
             expr = name

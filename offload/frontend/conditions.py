@@ -14,7 +14,8 @@ from typing import Any
 from offload.frontend.arith import Arith
 from offload.frontend.core import ExprHandler, LoweringCore
 from offload.frontend.optables import COMPARE
-from offload.frontend.values import Scalar, Val
+from offload.frontend.values import Elementwise, Scalar, Val, View
+from offload.frontend.views import Views
 
 
 @dataclass(frozen=True)
@@ -51,9 +52,16 @@ class Conditions:
     def compare(self, node: ast.Compare) -> Val:
         edges: list[tuple[Any, Val]] = []
         left = self.core.expr(node.left)
+        right0: Val | None = None
+        if len(node.ops) == 1 and type(node.ops[0]) in COMPARE:
+            right0 = self.core.expr(node.comparators[0])
+            if any(isinstance(v, View | Elementwise) for v in (left, right0)):
+                self.core.at(node)  # row > t: elementwise (frontend/views.py)
+                views = Views(self.core, self.arith)
+                return views.compare(COMPARE[type(node.ops[0])], left, right0, node)
         result: Scalar | None = None
         for k, (op, comp) in enumerate(zip(node.ops, node.comparators, strict=True)):
-            right = self.core.expr(comp)
+            right = right0 if right0 is not None else self.core.expr(comp)
             opcode = COMPARE.get(type(op))
             if opcode is None:
                 raise self.core.unsupported(node, f"the '{type(op).__name__}' comparison")

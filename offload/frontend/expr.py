@@ -15,7 +15,19 @@ from offload.frontend.core import ExprHandler, LoweringCore
 from offload.frontend.intrinsics import MODULE_CONSTANTS
 from offload.frontend.names import Names
 from offload.frontend.optables import BINOPS
-from offload.frontend.values import ArrayRef, PyObj, Scalar, TupleVal, Val, describe
+from offload.frontend.reductions import METHODS, Reductions
+from offload.frontend.values import (
+    ArrayRef,
+    BoundMethod,
+    Elementwise,
+    PyObj,
+    Scalar,
+    TupleVal,
+    Val,
+    View,
+    describe,
+)
+from offload.frontend.views import Views
 from offload.ir.ops import Opcode
 from offload.ir.types import BOOL, F64, I64
 
@@ -38,6 +50,11 @@ class Exprs:
             ast.Subscript: self.subscript,
             ast.Attribute: self.attribute,
         }
+
+    @property
+    def views(self) -> Views:
+        """Views and elementwise expressions (views.py)."""
+        return Views(self.core, self.arith)
 
     # -- leaves ------------------------------------------------------------------------
 
@@ -66,12 +83,16 @@ class Exprs:
 
     def binop(self, node: ast.BinOp) -> Val:
         op = BINOPS.get(type(node.op))
-        if op is None:
-            raise self.core.unsupported(node, "the '@' operator")
         left = self.core.expr(node.left)
         right = self.core.expr(node.right)
+        if op is None:  # '@': a dot product of views (reductions.py)
+            self.core.at(node)
+            return Reductions(self.core, self.arith).matmul(left, right, node)
         if op == "add" and isinstance(left, TupleVal) and isinstance(right, TupleVal):
             return TupleVal(left.items + right.items)
+        if any(isinstance(v, View | Elementwise) for v in (left, right)):
+            self.core.at(node)
+            return self.views.binop(op, left, right, node)
         a = self.core.scalar(left, node.left)
         b = self.core.scalar(right, node.right)
         self.core.at(node)
@@ -88,7 +109,12 @@ class Exprs:
             # -9223372036854775808 is int64's minimum, though its literal alone does not fit.
             self.core.at(node)
             return self.core.const(-(2**63), (I64, True))
-        val = self.core.scalar(self.core.expr(node.operand), node.operand)
+        operand_val = self.core.expr(node.operand)
+        if isinstance(operand_val, View | Elementwise) and not isinstance(node.op, ast.Not):
+            self.core.at(node)
+            name = {ast.USub: "neg", ast.UAdd: "pos", ast.Invert: "invert"}[type(node.op)]
+            return self.views.unary(name, operand_val, node)
+        val = self.core.scalar(operand_val, node.operand)
         self.core.at(node)
         if isinstance(node.op, ast.Not):
             t = self.core.truth(val, node.operand)
@@ -104,25 +130,18 @@ class Exprs:
     def subscript(self, node: ast.Subscript) -> Val:
         base = self.core.expr(node.value)
         index_nodes = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
-        for ix in index_nodes:
-            if isinstance(ix, ast.Slice):
-                raise self.core.unsupported(ix, "slicing", "read single elements: a[i, j]")
+        slices = [ix for ix in index_nodes if isinstance(ix, ast.Slice)]
         if isinstance(base, TupleVal):
+            if slices:
+                raise self.core.unsupported(slices[0], "slicing a tuple", "index it: t[0]")
             return self._tuple_item(base, node)
-        if not isinstance(base, ArrayRef):
-            raise self.core.error(TypeMismatch, f"a {describe(base)} cannot be indexed", node.value)
-        ndim = base.type.ndim
-        if len(index_nodes) != ndim:
-            raise self.core.error(
-                TypeMismatch,
-                f"'{base.name}' has {ndim} dimension{'s' if ndim != 1 else ''} but "
-                f"{len(index_nodes)} ind{'ices' if len(index_nodes) != 1 else 'ex'} "
-                "were given",
-                node,
-                hint="element functions read single elements: give one integer per dimension",
-            )
-        indices = [self.core.expr(ix) for ix in index_nodes]
-        return self.load(base, indices, index_nodes, node)
+        if isinstance(base, ArrayRef) and len(index_nodes) == base.type.ndim and not slices:
+            indices = [self.core.expr(ix) for ix in index_nodes]
+            return self.load(base, indices, index_nodes, node)
+        if isinstance(base, ArrayRef | View | Elementwise):
+            # a[i] of a 2-D array, a[i, 2:5], row[j], (u - v)[k]: views.py
+            return self.views.subscript(base, index_nodes, node)
+        raise self.core.error(TypeMismatch, f"a {describe(base)} cannot be indexed", node.value)
 
     def load(
         self, base: ArrayRef, indices: list[Val], index_nodes: list[ast.expr], node: ast.AST
@@ -171,8 +190,12 @@ class Exprs:
         base = self.core.expr(node.value)
         attr = node.attr
         self.core.at(node)
+        if isinstance(base, ArrayRef | View | Elementwise) and attr in METHODS:
+            return BoundMethod(attr, base)  # row.sum(): called in calls.py
         if isinstance(base, ArrayRef):
             return self._array_attr(base, attr, node)
+        if isinstance(base, View | Elementwise):
+            return self.views.measure(base, attr, node)
         if isinstance(base, PyObj):
             const = MODULE_CONSTANTS.get((id(base.obj), attr))
             if const is not None:

@@ -23,7 +23,8 @@ class Intrinsic:
     kind: str
     """``builtin`` (min, max, abs, int, float, bool, round, len, range), ``math``
     (math.* -> weak f64 result, Python semantics), ``ufunc`` (np.* -> keeps the strong float
-    type), ``dtype`` (np.float32(x) and friends: a strong cast)."""
+    type), ``dtype`` (np.float32(x) and friends: a strong cast), ``reduce`` (np.sum and
+    friends over a view: frontend/reductions.py)."""
     name: str
     """Builtin name, MATH_FUNCTIONS name, or dtype name (``float32``)."""
     arity: tuple[int, int] = (1, 1)
@@ -52,6 +53,11 @@ for _name, _arity in {
     "range": (1, 3),
     "divmod": (2, 2),
     "pow": (2, 2),
+    # iteration helpers, allowed in a for loop's header only (frontend/loops.py)
+    "zip": (1, 8),
+    "enumerate": (1, 2),
+    "reversed": (1, 1),
+    "sum": (1, 2),  # of a view, an elementwise expression or a tuple (reductions.py)
 }.items():
     _add(getattr(builtins, _name), Intrinsic("builtin", _name, _arity))
 
@@ -86,6 +92,15 @@ for _n in ("abs", "absolute", "minimum", "maximum", "where", "power", "floor_div
 for _n in ("bool_", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32",
            "uint64", "float32", "float64"):  # fmt: skip
     _add(getattr(np, _n), Intrinsic("dtype", np.dtype(getattr(np, _n)).name))
+
+
+# reductions over views and elementwise expressions (frontend/reductions.py)
+for _obj, _n in (
+    (np.sum, "sum"), (np.prod, "prod"), (np.min, "min"), (np.max, "max"), (np.amin, "min"),
+    (np.amax, "max"), (np.argmin, "argmin"), (np.argmax, "argmax"), (np.mean, "mean"),
+    (np.all, "all"), (np.any, "any"), (np.linalg.norm, "norm"), (np.dot, "dot"),
+):  # fmt: skip
+    _add(_obj, Intrinsic("reduce", _n, (2, 2) if _n == "dot" else (1, 1)))
 
 
 MODULE_CONSTANTS: dict[tuple[int, str], float] = {

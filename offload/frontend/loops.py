@@ -1,4 +1,7 @@
-"""Lowering of loops: ``while`` and ``for k in range(...)``.
+"""Lowering of loops: ``while``, ``for k in range(...)``, and ``for`` over a view, a
+captured array, ``zip``, ``enumerate`` and ``reversed`` (each a counted loop over a hidden
+counter whose element is bound to the loop's target at the top of the body); ``else`` on
+either runs when the loop ends without ``break``.
 
 Loops carry every variable assigned in their body (and bound before the loop) as header
 block arguments. Their types are found by iteration: the body is lowered with the types the
@@ -10,22 +13,29 @@ header types are stable.
 from __future__ import annotations
 
 import ast
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from offload.diagnostics import TypeMismatch
+from offload.frontend.arith import Arith
 from offload.frontend.core import Edge, Env, LoopContext, LoweringCore, StmtHandler
 from offload.frontend.intrinsics import lookup_intrinsic
 from offload.frontend.promote import TypeKey, join
 from offload.frontend.values import (
     ArrayRef,
+    Elementwise,
     PyObj,
     Scalar,
+    TupleVal,
     Unbound,
+    Val,
+    View,
     describe,
     flatten,
     rebuild,
     structure,
 )
+from offload.frontend.views import Views
 from offload.ir.core import Block, Value
 from offload.ir.ops import Opcode
 from offload.ir.types import I64, Type
@@ -46,24 +56,39 @@ class Loops:
         return {ast.While: self.while_, ast.For: self.for_}
 
     def while_(self, node: ast.While) -> None:
-        if node.orelse:
-            raise self.core.unsupported(node.orelse[0], "'else' on a loop")
         self._loop(node, node.body, counter=None)
 
     def for_(self, node: ast.For) -> None:
-        if node.orelse:
-            raise self.core.unsupported(node.orelse[0], "'else' on a loop")
-        if not isinstance(node.target, ast.Name):
-            raise self.core.unsupported(
-                node.target, "this loop target", "use 'for k in range(...)'"
-            )
         it = node.iter
-        fn = self.core.expr(it.func) if isinstance(it, ast.Call) else None
+        if isinstance(node.target, ast.Name) and self._builtin_call(it) == "range":
+            assert isinstance(it, ast.Call)
+            start, stop, step = self._range_bounds(it)
+            self._loop(node, node.body, counter=(node.target.id, start, stop, step))
+            return
+        seq = self.sequence(it)
+        self.core.at(it)
+        hidden = f"<for {node.lineno}:{node.col_offset}>"
+        zero, one = self.views.i64(0), self.views.i64(1)
+        target = node.target
+
+        def bind(k: Scalar) -> None:
+            self._assign(target, seq.item(k))
+
+        self._loop(node, node.body, counter=(hidden, zero, seq.length, one), bind=bind)
+
+    @property
+    def views(self) -> Views:
+        return Views(self.core, Arith(self.core))
+
+    def _builtin_call(self, it: ast.expr) -> str | None:
+        """The builtin ``it`` calls (``range``, ``zip``, ...), if it calls one."""
+        if not isinstance(it, ast.Call):
+            return None
+        fn = self.core.expr(it.func)
         intr = lookup_intrinsic(fn.obj) if isinstance(fn, PyObj) else None
-        if not (isinstance(it, ast.Call) and intr is not None and intr.name == "range"):
-            raise self.core.unsupported(
-                it, "iterating over anything but range(...)", "use 'for k in range(...)'"
-            )
+        return intr.name if intr is not None and intr.kind == "builtin" else None
+
+    def _range_bounds(self, it: ast.Call) -> tuple[Scalar, Scalar, Scalar]:
         if it.keywords or not 1 <= len(it.args) <= 3:
             raise self.core.error(TypeMismatch, "range() takes 1 to 3 positional arguments", it)
         bounds: list[Scalar] = []
@@ -80,17 +105,170 @@ class Loops:
         start, stop, step = (self.core.convert(s, I64, True) for s in bounds)
         if step.const == 0:
             raise self.core.error(TypeMismatch, "range() step must not be zero", it.args[2])
-        self._loop(node, node.body, counter=(node.target.id, start, stop, step))
+        return start, stop, step
+
+    # -- what a for loop iterates --------------------------------------------------------
+
+    def sequence(self, it: ast.expr) -> Sequence_:
+        """A view, a captured array, ``range``, ``zip``, ``enumerate`` or ``reversed`` as
+        a length and an item function."""
+        views = self.views
+        name = self._builtin_call(it)
+        if name is not None:
+            assert isinstance(it, ast.Call)
+            if name == "range":
+                start, stop, step = self._range_bounds(it)
+                self.core.at(it)
+                if isinstance(step.const, int) and step.const > 0:
+                    length = views.max(
+                        views.floordiv(
+                            views.add(views.sub(stop, start), views.sub(step, views.i64(1))), step
+                        ),
+                        views.i64(0),
+                    )
+                else:
+                    length = self._range_length(start, stop, step)
+                return Sequence_(length, lambda k: views.add(start, views.mul(k, step)))
+            if name in ("zip", "enumerate", "reversed"):
+                allowed = {"start"} if name == "enumerate" else set()
+                for kw in it.keywords:
+                    if kw.arg not in allowed:
+                        raise self.core.unsupported(kw.value, f"keyword arguments to {name}()")
+                return self._combinator(name, it)
+        val = self.core.expr(it)
+        if isinstance(val, TupleVal):
+            return self._tuple_sequence(val, it)
+        if isinstance(val, ArrayRef) and val.type.ndim > 0:
+            val = views.full(val)
+        if isinstance(val, View | Elementwise):
+            arr = val
+            self.core.at(it)
+            return Sequence_(views.lengths(arr)[0], lambda k: views.item(arr, k))
+        raise self.core.error(
+            TypeMismatch,
+            f"a for loop cannot iterate over a {describe(val)}",
+            it,
+            hint="iterate over range(...), a view such as a[i] or a[:, j], a captured array, "
+            "zip(...), enumerate(...) or reversed(...)",
+        )
+
+    def _tuple_sequence(self, t: TupleVal, it: ast.expr) -> Sequence_:
+        """A tuple of numbers: item ``k`` picked by a chain of selects (one joined type)."""
+        items = [
+            self.core.scalar(x, it, "an item of a tuple iterated by a for loop") for x in t.items
+        ]
+        key = join(*((s.type, s.weak) for s in items)) if items else (I64, True)
+        if key is None:
+            raise self.core.error(
+                TypeMismatch,
+                "a for loop over a tuple needs items of types that combine",
+                it,
+                hint="iterate over a tuple of numbers of one kind",
+            )
+        self.core.at(it)
+        conv = [self.core.convert(s, key[0], key[1]) for s in items]
+        v = self.views
+
+        def item(k: Scalar) -> Val:
+            if not conv:  # an empty tuple: the body never runs
+                return v.i64(0)
+            picked = conv[-1]
+            for j in range(len(conv) - 2, -1, -1):
+                here = self.arith.compare(Opcode.EQ, k, v.i64(j), it)
+                picked = v.select(here, conv[j], picked)
+                picked = Scalar(picked.value, key[1])
+            return picked
+
+        return Sequence_(v.i64(len(conv)), item)
+
+    def _range_length(self, start: Scalar, stop: Scalar, step: Scalar) -> Scalar:
+        """``len(range(start, stop, step))`` for a step not known to be positive."""
+        v = self.views
+        one, zero = v.i64(1), v.i64(0)
+        up = v.floordiv(v.add(v.sub(stop, start), v.sub(step, one)), step)
+        neg = self.arith.unary("neg", step, None)
+        down = v.floordiv(v.add(v.sub(start, stop), v.sub(neg, one)), neg)
+        positive = v.index_compare(Opcode.GT, step, zero)
+        return v.max(v.select(positive, up, down), zero)
+
+    @property
+    def arith(self) -> Arith:
+        return Arith(self.core)
+
+    def _combinator(self, name: str, it: ast.Call) -> Sequence_:
+        v = self.views
+        if name == "zip":
+            if not it.args:
+                raise self.core.error(TypeMismatch, "zip() needs at least one sequence", it)
+            seqs = [self.sequence(a) for a in it.args]
+            self.core.at(it)
+            length = seqs[0].length
+            for s in seqs[1:]:
+                length = v.min(length, s.length)  # zip stops at the shortest
+            return Sequence_(length, lambda k: TupleVal(tuple(s.item(k) for s in seqs)))
+        if name == "enumerate":
+            starts = [*it.args[1:], *(kw.value for kw in it.keywords)]
+            if len(it.args) < 1 or len(starts) > 1:
+                raise self.core.error(TypeMismatch, "enumerate() takes 1 or 2 arguments", it)
+            inner = self.sequence(it.args[0])
+            first = v.i64(0)
+            if starts:
+                s0 = self.core.scalar(self.core.expr(starts[0]), starts[0], "enumerate's start")
+                if not s0.type.is_int:
+                    raise self.core.error(
+                        TypeMismatch, "enumerate's start must be an integer", starts[0]
+                    )
+                first = self.core.convert(s0, I64, True)
+            self.core.at(it)
+            return Sequence_(inner.length, lambda k: TupleVal((v.add(first, k), inner.item(k))))
+        if len(it.args) != 1:
+            raise self.core.error(TypeMismatch, "reversed() takes one argument", it)
+        if self._builtin_call(it.args[0]) in ("zip", "enumerate", "reversed"):
+            raise self.core.error(
+                TypeMismatch,
+                f"reversed() of {self._builtin_call(it.args[0])}(...): Python cannot reverse it",
+                it.args[0],
+                hint="reverse what it iterates: zip(reversed(a), reversed(b))",
+            )
+        inner = self.sequence(it.args[0])
+        self.core.at(it)
+        last = v.sub(inner.length, v.i64(1))
+        return Sequence_(inner.length, lambda k: inner.item(v.sub(last, k)))
+
+    def _assign(self, target: ast.expr, value: Val) -> None:
+        """Bind a loop target (a name or nested tuple of names) to the element."""
+        if isinstance(target, ast.Name):
+            self.core.ctx.env[target.id] = value
+            return
+        if isinstance(target, ast.Tuple | ast.List):
+            if not isinstance(value, TupleVal) or len(value.items) != len(target.elts):
+                what = describe(value)
+                raise self.core.error(
+                    TypeMismatch,
+                    f"cannot unpack a {what} into {len(target.elts)} names",
+                    target,
+                    hint="zip(a, b) gives pairs, enumerate(v) gives (index, element)",
+                )
+            for t, item in zip(target.elts, value.items, strict=True):
+                self._assign(t, item)
+            return
+        raise self.core.unsupported(target, "this loop target", "use a name or names")
+
+    # -- the loop itself -----------------------------------------------------------------
 
     def _loop(
         self,
         node: ast.While | ast.For,
         body: list[ast.stmt],
         counter: tuple[str, Scalar, Scalar, Scalar] | None,
+        bind: Callable[[Scalar], None] | None = None,
     ) -> None:
         ctx = self.core.ctx
         entry_block, entry_env = self.core.b.block, dict(ctx.env)
         assigned = _assigned_names(body) | ({counter[0]} if counter else set())
+        if bind is not None:
+            assert isinstance(node, ast.For)
+            assigned |= _target_names(node.target)
         spec: Spec = {}
         for name in sorted(assigned):
             v = entry_env.get(name)
@@ -100,7 +278,7 @@ class Loops:
                     spec[name] = (structure(v), [(s.type, s.weak) for s in flat])
         for _ in range(_MAX_LOOP_TYPING_ROUNDS):
             n_blocks, n_returns = len(self.core.b.function.blocks), len(ctx.returns)
-            header, exits, loop = self._loop_body(node, body, counter, entry_env, spec)
+            header, exits, loop = self._loop_body(node, body, counter, entry_env, spec, bind=bind)
             back = loop.continues
             widened = _widen(spec, back)
             if widened is None:
@@ -135,7 +313,15 @@ class Loops:
                     self.core.convert(s, k[0]).value for s, k in zip(flat, keys, strict=True)
                 )
             self.core.b.jump(header, args)
-        ctx.env = self.core.merge_edges([*exits, *loop.breaks], "endloop")
+        if not node.orelse:
+            ctx.env = self.core.merge_edges([*exits, *loop.breaks], "endloop")
+            return
+        # for/while ... else: the else body runs where the loop ends without break
+        ctx.env = self.core.merge_edges(exits, "loopelse")
+        if self.core.live:
+            self.core.stmts(node.orelse)
+        done = [(self.core.b.block, ctx.env)] if self.core.live else []
+        ctx.env = self.core.merge_edges([*done, *loop.breaks], "endloop")
 
     def _check_invariant_objects(
         self, node: ast.AST, assigned: set[str], spec: Spec, entry_env: Env, back: list[Edge]
@@ -162,6 +348,8 @@ class Loops:
         counter: tuple[str, Scalar, Scalar, Scalar] | None,
         entry_env: Env,
         spec: Spec,
+        *,
+        bind: Callable[[Scalar], None] | None,
     ) -> tuple[Block, list[Edge], LoopContext]:
         ctx = self.core.ctx
         types = [k[0] for _, keys in spec.values() for k in keys]
@@ -175,8 +363,14 @@ class Loops:
             for leaf in leaves:
                 leaf.value.hint = name
             env[name] = rebuild(shape, leaves)
-        for name in _assigned_names(body) | ({counter[0]} if counter else set()):
-            if name not in spec and not isinstance(entry_env.get(name), ArrayRef | PyObj):
+        loop_names = _assigned_names(body) | ({counter[0]} if counter else set())
+        if bind is not None:
+            assert isinstance(node, ast.For)
+            loop_names |= _target_names(node.target)
+        for name in loop_names:
+            if name not in spec and not isinstance(
+                entry_env.get(name), ArrayRef | PyObj | View | Elementwise
+            ):
                 env[name] = Unbound("it is only assigned inside a loop that may not run")
         ctx.env = env
         if counter is None:
@@ -203,6 +397,9 @@ class Loops:
             nonneg = start.nonneg and isinstance(step.const, int) and step.const > 0
             header.args[0].hint = counter[0]
             ctx.env[counter[0]] = Scalar(header.args[0], True, None, nonneg)
+            if bind is not None:
+                self.core.at(node.target if isinstance(node, ast.For) else node)
+                bind(ctx.env[counter[0]])  # type: ignore[arg-type]
         ctx.loops.append(loop)
         try:
             self.core.stmts(body)
@@ -271,6 +468,18 @@ def _widen(spec: Spec, back: list[Edge]) -> Spec | None:
                 new_keys[k] = j
         out[name] = (shape, new_keys)
     return out
+
+
+@dataclass(frozen=True)
+class Sequence_:
+    """What a for loop iterates: a length and the item at a position in [0, length)."""
+
+    length: Scalar
+    item: Callable[[Scalar], Val]
+
+
+def _target_names(target: ast.expr) -> set[str]:
+    return {n.id for n in ast.walk(target) if isinstance(n, ast.Name)}
 
 
 def _assigned_names(body: list[ast.stmt]) -> set[str]:

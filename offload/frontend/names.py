@@ -20,7 +20,7 @@ from offload.frontend.captures import (
 from offload.frontend.core import LoweringCore
 from offload.frontend.intrinsics import lookup_intrinsic
 from offload.frontend.source import MISSING
-from offload.frontend.values import ArrayRef, PyObj, Scalar, Step, Unbound, Val
+from offload.frontend.values import ArrayRef, PyObj, Scalar, Step, TupleVal, Unbound, Val
 from offload.ir.core import Capture
 from offload.ir.types import ArrayType
 
@@ -73,6 +73,10 @@ class Names:
         self, obj: object, path: tuple[Step, ...] | None, name: str, node: ast.AST | None
     ) -> Val:
         """What a Python object found by name or attribute means in the element function."""
+        if type(obj) is tuple and path is not None and len(obj) <= MAX_CAPTURED_TUPLE:
+            captured = self._tuple(obj, path, name, node)
+            if captured is not None:
+                return captured
         capturable = type(obj) in (bool, int, float) or is_array(obj)
         capturable = capturable or (
             lookup_intrinsic(obj) is None and capture_ir_type(obj) is not None
@@ -114,6 +118,26 @@ class Names:
         self.core.capture_values[key] = val
         self.core.capture_paths.append(path)
         return val
+
+    def _tuple(
+        self, obj: tuple[object, ...], path: tuple[Step, ...], name: str, node: ast.AST | None
+    ) -> TupleVal | None:
+        """A captured tuple of numbers (or arrays, or such tuples): each item a capture
+        (re-read every call), and a guard that the tuple keeps the length the kernel was
+        built for. ``None`` where an item is not capturable (a function): a Python object."""
+        items = [
+            self.classify(x, (*path, ("item", k)), f"{name}[{k}]", node) for k, x in enumerate(obj)
+        ]
+        if any(isinstance(v, PyObj) for v in items):
+            return None
+        guard = (*path, ("length_is", len(obj)))
+        key = tuple((k, id(a) if k == "const" else a) for k, a in guard)
+        self.core.resolved_objects[key] = (guard, True)
+        return TupleVal(tuple(items))
+
+
+MAX_CAPTURED_TUPLE = 64
+"""Items of a captured tuple beyond which it is not captured item by item."""
 
 
 def rule_hint(name: str) -> str:

@@ -8,11 +8,16 @@ A Python expression inside an element function denotes one of:
 * ``ArrayRef``: a captured array (an IR parameter of array type);
 * ``PyObj``: a Python object resolved at compile time (a module, a helper function, an
   intrinsic), with the path that re-reads it at call time when it has one;
-* ``Getter``: the element getter a ``traverse`` function receives.
+* ``Getter``: the element getter a ``traverse`` function receives;
+* ``View``: a read-only view of a captured array (``a[i]``, ``a[:, j]``, ``a[i, 2:5]``):
+  an affine index map, never a copy (views.py);
+* ``Elementwise``: an elementwise expression of views and scalars (``a[i, :] - c``),
+  computed element by element where it is read or reduced (views.py, reductions.py).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -20,8 +25,9 @@ from offload.ir.core import Value
 from offload.ir.types import ArrayType, ScalarType
 
 Step = tuple[str, object]
-"""One step of a capture path: ``("closure", k)``, ``("global", name)``, ``("attr", name)``
-or ``("const", obj)``."""
+"""One step of a capture path: ``("closure", k)``, ``("global", name)``, ``("attr", name)``,
+``("item", k)`` (of a tuple), ``("length_is", n)`` (a tuple's length guard) or
+``("const", obj)``."""
 
 
 @dataclass(frozen=True, eq=False)
@@ -85,6 +91,57 @@ class Getter:
     """Path from the lowering root to ``source``."""
 
 
+@dataclass(frozen=True, eq=False)
+class ViewAxis:
+    """One dimension of a view: its element ``k`` is the base array's index
+    ``start + k * step`` along the base axis (int64 scalars)."""
+
+    start: Scalar
+    step: Scalar
+    length: Scalar
+
+
+@dataclass(frozen=True, eq=False)
+class View:
+    """A read-only view of a captured array: per base axis either a fixed index (an
+    in-bounds, non-negative int64 scalar) or a ``ViewAxis``; the view's dimensions are its
+    ``ViewAxis`` entries in order (at least one)."""
+
+    base: ArrayRef
+    index: tuple[Scalar | ViewAxis, ...]
+    name: str
+    """Source-level spelling, for messages."""
+
+    @property
+    def axes(self) -> tuple[ViewAxis, ...]:
+        return tuple(a for a in self.index if isinstance(a, ViewAxis))
+
+
+@dataclass(frozen=True, eq=False)
+class Elementwise:
+    """An elementwise expression of views and scalars, never materialised: ``element``
+    lowers the value at one position (one in-range, non-negative int64 scalar per
+    dimension) where it is needed."""
+
+    lengths: tuple[Scalar, ...]
+    key: tuple[Any, bool]
+    """The (ScalarType, weak) of every element."""
+    element: Callable[[tuple[Scalar, ...], bool], Scalar]
+    """``element(positions, guard)``; with ``guard``, a position past a view operand's own
+    length reads outside its array (lengths that differ at run time are an out-of-bounds
+    read, as ``bounds_check`` reports one)."""
+    uniform: bool = True
+    """Whether the operands' lengths are the same values (no guard needed)."""
+
+
+@dataclass(frozen=True, eq=False)
+class BoundMethod:
+    """A reduction method of an array, a view or an expression (``row.sum``), to call."""
+
+    name: str
+    receiver: ArrayRef | View | Elementwise
+
+
 @dataclass(frozen=True)
 class Unbound:
     """A local name that is not bound (to one kind of value) on every path reaching here."""
@@ -94,7 +151,7 @@ class Unbound:
 
 UNBOUND = Unbound()
 
-Val = Scalar | TupleVal | ArrayRef | PyObj | Getter
+Val = Scalar | TupleVal | ArrayRef | PyObj | Getter | View | Elementwise | BoundMethod
 
 
 def flatten(val: Val) -> list[Scalar] | None:
@@ -139,6 +196,12 @@ def describe(val: Val | Unbound) -> str:
         return f"Python object {val.name!r}"
     if isinstance(val, Getter):
         return "getter function"
+    if isinstance(val, View):
+        return f"view of captured '{val.base.name}' with {len(val.axes)} dimension(s)"
+    if isinstance(val, Elementwise):
+        return f"elementwise array expression with {len(val.lengths)} dimension(s)"
+    if isinstance(val, BoundMethod):
+        return f"method '.{val.name}'"
     return "name with no value yet"
 
 

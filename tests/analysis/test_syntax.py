@@ -26,11 +26,11 @@ def test_every_allowed_construct_passes_the_allowlist() -> None:
     assert _syntax(every_construct) == []
 
 
-def test_matmul_is_reported_at_the_binary_expression() -> None:
+def test_matmul_is_left_to_the_frontend_which_knows_the_operands() -> None:
     def f(i: int) -> Any:
         return (M @ M)[i, 0]
 
-    assert _syntax(f) == [("unsupported-syntax", "M @ M")]
+    assert _syntax(f) == []
 
 
 def test_is_comparison_is_reported_once_at_the_comparison() -> None:
@@ -58,23 +58,26 @@ def test_keyword_only_and_double_star_parameters_are_reported_at_their_names() -
     assert _syntax(f) == [("unsupported-syntax", "rest"), ("unsupported-syntax", "k")]
 
 
-def test_range_loop_variable_must_be_one_name() -> None:
+def test_loop_variable_must_be_names() -> None:
     def f(i: int) -> Any:
-        for a, b in range(i):
+        for M.x in range(i):
             pass
         return i
 
-    assert _syntax(f) == [("unsupported-syntax", "a, b")]
+    assert _syntax(f) == [("unsupported-syntax", "M.x")]
 
 
-def test_a_local_named_range_is_not_the_builtin() -> None:
+def test_loops_over_zip_enumerate_and_views_are_syntax() -> None:
     def f(i: int) -> Any:
-        range = abs
-        for k in range(i):
+        for s, (k, b) in zip(M[i], enumerate(M[:, i])):
+            pass
+        for x in reversed(M[i]):
+            pass
+        else:
             pass
         return i
 
-    assert _syntax(f) == [("unsupported-syntax", "range(i)")]
+    assert _syntax(f) == []
 
 
 def test_statements_inside_a_rejected_try_block_are_still_checked() -> None:
@@ -87,7 +90,6 @@ def test_statements_inside_a_rejected_try_block_are_still_checked() -> None:
 
     assert _syntax(f) == [
         ("unsupported-syntax", "try"),
-        ("unsupported-syntax", "A[1:2]"),
         ("unsupported-syntax", "i is None"),
         ("unsupported-syntax", "None"),
     ]
@@ -123,8 +125,8 @@ def test_list_unpacking_target_is_syntax_not_allocation() -> None:
     assert _syntax(f) == [("unsupported-syntax", "[a, b]")]
 
 
-def test_slice_inside_a_multi_index_is_reported_once_at_the_subscript() -> None:
+def test_slices_are_views_not_syntax_errors() -> None:
     def f(i: int) -> Any:
-        return M[i, :][0]
+        return M[i, :][0] + M[i, ::-1][1:][0]
 
-    assert _syntax(f) == [("unsupported-syntax", "M[i, :]")]
+    assert _syntax(f) == []

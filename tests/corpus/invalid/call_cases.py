@@ -40,9 +40,9 @@ def method_of_local_value(i: int) -> Any:
     return x.conjugate()
 
 
-@expect(UnresolvedCall, line=45, col=19, caret="A.sum()")
+@expect(UnresolvedCall, line=45, col=19, caret="A.cumsum()")
 def method_of_captured_array(i: int) -> Any:
-    return A[i] / A.sum()
+    return A[i] / A.cumsum()
 
 
 @expect(UnresolvedCall, line=50, col=12, caret="CFG.offset(A[i])")
@@ -66,9 +66,9 @@ def calling_an_array(i: int) -> Any:
     return A(i)
 
 
-@expect(UnresolvedCall, line=71, col=19, caret="np.sum(A)")
-def numpy_reduction(i: int) -> Any:
-    return A[i] / np.sum(A)
+@expect(UnresolvedCall, line=71, col=19, caret="np.median(A)")
+def unsupported_numpy_reduction(i: int) -> Any:
+    return A[i] / np.median(A)
 
 
 _hidden_namespace: dict[str, Any] = {}

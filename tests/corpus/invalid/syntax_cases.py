@@ -79,23 +79,23 @@ def match_statement(i: int) -> Any:
             return 2
 
 
-@expect(UnsupportedSyntax, line=87, col=5, caret="else")
-def for_else(i: int) -> Any:
+@expect(UnsupportedSyntax, line=88, col=16, caret="None")
+def for_else_returning_none(i: int) -> Any:
     for k in range(i):
         if A[k] > 1.0:
             break
     else:
-        return -1
+        return None
     return i
 
 
-@expect(UnsupportedSyntax, line=97, col=5, caret="else")
-def while_else(i: int) -> Any:
+@expect(UnsupportedSyntax, line=98, col=13, caret="None")
+def while_else_assigning_none(i: int) -> Any:
     k = 0
     while k < i:
         k += 1
     else:
-        k = -1
+        k = None
     return k
 
 
@@ -128,16 +128,16 @@ def keyword_to_intrinsic(i: int) -> Any:
     return round(A[i], ndigits=2)
 
 
-@expect(UnsupportedSyntax, line=133, col=14, caret="A[1:3]")
-def slicing(i: int) -> Any:
-    window = A[1:3]
+@expect(UnsupportedSyntax, line=133, col=14, caret="A[1:3] is A")
+def slice_identity(i: int) -> Any:
+    window = A[1:3] is A
     return window[0] + i
 
 
-@expect(UnsupportedSyntax, line=140, col=14, caret="A")
-def for_over_array(i: int) -> Any:
+@expect(UnsupportedSyntax, line=140, col=14, caret="A is A")
+def for_over_an_identity_test(i: int) -> Any:
     s = 0.0
-    for x in A:
+    for x in A is A:
         s += x
     return s + i
 

@@ -1,0 +1,96 @@
+"""Captured tuples and shapes (issue 17 item 5): ``sh = a.shape`` then ``sh[0]`` or
+``n, m = sh``; tuples of numbers captured from a closure or a global, indexed by constants,
+unpacked and measured — each item re-read every call, the length guarded."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+
+import offload as ol
+from offload.diagnostics import TypeMismatch
+from offload.lowering import check_and_lower
+from tests.frontend.views_support import TARGETS, check
+
+A = np.arange(12.0).reshape(3, 4)
+SH = A.shape
+W = (0.25, 0.5, np.float32(0.25))
+NEST = ((1, 2), (3.5, True))
+ARRAYS = (A, A[::-1].copy())
+
+
+def shape_tuple(i: int, j: int) -> Any:
+    sh = A.shape
+    n, m = sh
+    return sh[0] * 100 + m + n - sh[-1] + len(sh)
+
+
+def global_tuples(i: int, j: int) -> Any:
+    r, c = SH
+    return r * c + W[1] * W[-1] + len(W) + NEST[1][0] + NEST[0][1] + NEST[1][1] * i
+
+
+def tuple_of_arrays(i: int, j: int) -> Any:
+    a, b = ARRAYS
+    return a[i, j] - b[i, j] + ARRAYS[1][i][j]
+
+
+def _weights(t: tuple[float, ...]) -> Any:
+    def f(i: int, j: int) -> Any:
+        x, y = t
+        return x * i + y * j + t[0] * len(t)
+
+    return f
+
+
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize(
+    "fn", [shape_tuple, global_tuples, tuple_of_arrays, _weights((1.5, -2.0))], ids=repr
+)
+def test_captured_tuple_matches_cpython(target: str, fn: Any) -> None:
+    check(target, fn, (3, 4))
+
+
+@pytest.mark.cpu
+def test_a_changed_closure_tuple_is_never_stale() -> None:
+    for t in ((1, 2), (3, 4), (0.5, 7)):
+        f = _weights(t)
+        want = np.array([[f(i, j) for j in range(4)] for i in range(3)])
+        np.testing.assert_array_equal(ol.compute_s((3, 4), f), want)
+
+
+@pytest.mark.cpu
+def test_a_rebound_global_tuple_of_another_length_recompiles() -> None:
+    global W
+    saved = W
+    try:
+        for w in ((1.0, 2.0, np.float32(3.0)), (1.0, 2.0, np.float32(3.0), 4)):
+            W = w
+            want = np.array([[global_tuples(i, j) for j in range(4)] for i in range(3)])
+            np.testing.assert_array_equal(ol.compute_s((3, 4), global_tuples), want)
+    finally:
+        W = saved
+
+
+def tuple_index_out_of_range(i: int) -> Any:
+    return W[3]
+
+
+def tuple_index_not_constant(i: int) -> Any:
+    return W[i]
+
+
+@pytest.mark.unit
+@pytest.mark.parametrize(
+    ("fn", "message"),
+    [
+        (tuple_index_out_of_range, "tuple index 3 out of range"),
+        (tuple_index_not_constant, "tuple indices must be integer constants"),
+    ],
+)
+def test_tuple_misuse_is_a_located_error(fn: Any, message: str) -> None:
+    with pytest.raises(TypeMismatch, match=message) as err:
+        check_and_lower(fn, 1)
+    assert "test_captured_tuples.py" in str(err.value)
