@@ -47,11 +47,7 @@ class Exprs:
         if isinstance(v, bool):
             return self.core.const(v, (BOOL, True))
         if isinstance(v, int):
-            if not -(2**63) <= v < 2**63:
-                raise self.core.error(
-                    TypeMismatch, f"integer constant {v} does not fit int64", node
-                )
-            return self.core.const(v, (I64, True))
+            return self.core.const(v, (I64, True))  # beyond int64: see ``core.const``
         if isinstance(v, float):
             return self.core.const(v, (F64, True))
         raise self.core.unsupported(node, f"the constant {v!r}")

@@ -22,7 +22,7 @@ from offload.frontend.intrinsics import lookup_intrinsic
 from offload.frontend.source import MISSING
 from offload.frontend.values import ArrayRef, PyObj, Scalar, Step, Unbound, Val
 from offload.ir.core import Capture
-from offload.ir.types import ArrayType
+from offload.ir.types import I64, ArrayType
 
 
 @dataclass(frozen=True)
@@ -92,12 +92,7 @@ class Names:
                 TypeMismatch, refused_array_message(f"captured '{name}'", type(obj)), node
             )
         if type(obj) is int and not -(2**63) <= obj < 2**63:
-            raise self.core.error(
-                TypeMismatch,
-                f"captured '{name}' = {obj} does not fit int64",
-                node,
-                hint="integers in element functions are 64-bit; capture a float instead",
-            )
+            return self.frozen_int(obj, path, key, name, node)
         if typed is None:
             dtype = getattr(obj, "dtype", type(obj).__name__)
             raise self.core.error(
@@ -114,6 +109,28 @@ class Names:
         self.core.capture_values[key] = val
         self.core.capture_paths.append(path)
         return val
+
+    def frozen_int(
+        self,
+        obj: int,
+        path: tuple[Step, ...],
+        key: tuple[object, ...],
+        name: str,
+        node: ast.AST | None,
+    ) -> Val:
+        """A captured Python int beyond int64 (``0xbf58476d1ce4e5b9``): no kernel parameter
+        holds it, so the kernel is specialised on it — a constant, valid while ``path``
+        still leads to this very object (the resolution test)."""
+        if not -(2**63) <= obj < 2**64:
+            raise self.core.error(
+                TypeMismatch,
+                f"captured '{name}' = {obj} does not fit int64 or uint64",
+                node,
+                hint="integers in element functions are 64-bit; capture a float instead",
+            )
+        self.core.resolved_objects[key] = (path, obj)
+        self.core.at(node)
+        return self.core.const(obj, (I64, True))
 
 
 def rule_hint(name: str) -> str:
