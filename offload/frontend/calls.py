@@ -14,6 +14,7 @@ from offload.frontend.core import ExprHandler, LoweringCore
 from offload.frontend.expr import Exprs
 from offload.frontend.inline import Inliner
 from offload.frontend.intrinsics import Intrinsic, lookup_intrinsic
+from offload.frontend.library import Library
 from offload.frontend.optables import OPCODES
 from offload.frontend.promote import call_result, describe_key, join
 from offload.frontend.tree import TreeLowering
@@ -100,6 +101,8 @@ class Calls:
             xs = [self.core.convert(s, F64, True).value for s in scalars]
             if intr.name == "pow":
                 return Scalar(self.core.b.binary(Opcode.POW, xs[0], xs[1]), True)
+            if intr.name in ("degrees", "radians"):
+                return Library(self.core, self.arith).lower_math(intr.name, scalars[0])
             r = self.core.b.math(intr.name, xs)
             return Scalar(r, True)
         if intr.kind == "dtype":
@@ -176,6 +179,9 @@ class Calls:
             )
         rt = key[0]
         name = intr.name
+        lowered = Library(self.core, self.arith).lower(name, xs, rt, node)
+        if lowered is not None:
+            return lowered
         if name in MATH_FUNCTIONS:
             if name in _ROUNDING and not xs[0].type.is_float:
                 return self.core.convert(xs[0], rt, False)  # NumPy 2: exact, same type

@@ -170,6 +170,8 @@ MATH_FUNCTIONS: dict[str, int] = {
     "atanh": 1,
     "erf": 1,
     "erfc": 1,
+    "gamma": 1,  # C tgamma: +-inf at +-0, NaN at negative integers and -inf
+    "lgamma": 1,  # log|gamma|: inf at the poles
     "fabs": 1,
     "floor": 1,
     "ceil": 1,

@@ -220,3 +220,15 @@ def test_captured_int_beyond_int64_is_frozen_and_rebinding_it_recompiles() -> No
     z = (z ^ (z >> np.uint64(30))) * np.uint64(0x94D049BB133111EB)
     z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
     assert_bits(second, z ^ (z >> np.uint64(31)))
+
+
+@pytest.mark.ptx
+@pytest.mark.parametrize("case", HASHES, ids=IDS)
+def test_hash_finaliser_compiles_to_ptx_with_64_bit_multiplies(case: Any) -> None:
+    import io
+
+    _, fn, _ = case
+    text = ol.explain(fn, (N,), target="gpu", file=io.StringIO())
+    ptx = text[text.find("== PTX ==") :]
+    assert ".entry" in ptx
+    assert "mul.lo.s64" in ptx or "mul.lo.u64" in ptx
