@@ -19,9 +19,14 @@ def check_writes(ctx: FunctionContext) -> list[Diagnostic]:
     """``WriteNotAllowed`` for every store that does not bind a local name."""
     src = ctx.src
     out: list[Diagnostic] = []
+    arrays = _maybe_local_arrays(ctx)
     for node in ctx.nodes:
         if isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Store):
             base = _root_name(node.value)
+            if base is not None and base in arrays:
+                # A local name that may hold a local array (np.zeros(K), [0.0] * K, a
+                # parameter): the frontend reports a write through anything else.
+                continue
             what = f"'{base}'" if base is not None else "an array"
             out.append(
                 Diagnostic(
@@ -53,6 +58,17 @@ def check_writes(ctx: FunctionContext) -> list[Diagnostic]:
                 )
             )
     return out
+
+
+def _maybe_local_arrays(ctx: FunctionContext) -> set[str]:
+    """Local names that may hold a local array: parameters, and names assigned a list
+    display, a repeated list, or a call (``np.zeros(K)``, a helper returning one)."""
+    fn = ctx.src.node
+    names = {a.arg for a in fn.args.args + fn.args.posonlyargs}
+    for node in ctx.nodes:
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.List | ast.Call | ast.BinOp):
+            names.update(t.id for t in node.targets if isinstance(t, ast.Name))
+    return names & ctx.locals
 
 
 def _root_name(node: ast.expr) -> str | None:

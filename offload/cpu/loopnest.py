@@ -21,7 +21,7 @@ from offload.diagnostics import Span
 from offload.emit import BaseHooks, emit_body
 from offload.emit.template import assign, expr, name
 from offload.ir.core import Function
-from offload.ir.types import ArrayType, ScalarType
+from offload.ir.types import ArrayType, LocalType, ScalarType
 
 TILE = 2048
 """Elements of the last axis per parallel task (cpu-par)."""
@@ -40,8 +40,11 @@ class CpuHooks(BaseHooks):
         self.bounds_check = bounds_check
         self.sites: list[tuple[int, Span | None]] = []
         """Checked reads, in emission order: (capture index, span); ``err[0]`` is 1 + site."""
+        locals_ = [op.result.type for op in fn.ops() if isinstance(op.result.type, LocalType)]
         self.max_ndim = max(
-            [c.type.ndim for c in fn.captures if isinstance(c.type, ArrayType)] + [0]
+            [c.type.ndim for c in fn.captures if isinstance(c.type, ArrayType)]
+            + [len(t.shape) for t in locals_]
+            + [0]
         )
 
     def param_name(self, k: int) -> str:
@@ -92,6 +95,12 @@ class CpuHooks(BaseHooks):
         for k, e in enumerate(index_exprs):
             record.append(assign_item("err", 1 + self.fn.n_index + k, e))
         return [ast.If(expr("err[0] == 0"), record, [])]
+
+    def local_bounds_fail(
+        self, t: LocalType, index_exprs: list[ast.expr], span: Span | None
+    ) -> list[ast.stmt]:
+        # A local array's site holds -rank in place of a capture index.
+        return self.bounds_fail(-len(t.shape), index_exprs, span)
 
     @property
     def err_size(self) -> int:

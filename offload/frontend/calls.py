@@ -15,10 +15,20 @@ from offload.frontend.expr import Exprs
 from offload.frontend.inline import Inliner
 from offload.frontend.intrinsics import Intrinsic, lookup_intrinsic
 from offload.frontend.library import Library
+from offload.frontend.local_arrays import LocalArrays
 from offload.frontend.optables import OPCODES
 from offload.frontend.promote import call_result, describe_key, join
 from offload.frontend.tree import TreeLowering
-from offload.frontend.values import ArrayRef, Getter, PyObj, Scalar, TupleVal, Val, describe
+from offload.frontend.values import (
+    ArrayRef,
+    Getter,
+    LocalArray,
+    PyObj,
+    Scalar,
+    TupleVal,
+    Val,
+    describe,
+)
 from offload.ir.ops import MATH_FUNCTIONS, Opcode
 from offload.ir.types import F64, I64, scalar_of_dtype
 
@@ -60,6 +70,9 @@ class Calls:
         if not isinstance(func, PyObj):
             raise self.core.error(TypeMismatch, f"a {describe(func)} is not callable", node.func)
         intrinsic = lookup_intrinsic(func.obj)
+        if intrinsic is not None and intrinsic.kind == "local":
+            local = LocalArrays(self.core, self.arith, self.exprs.names)
+            return local.construct(intrinsic.name, func, node)
         if intrinsic is not None:
             if node.keywords:
                 raise self.core.unsupported(
@@ -131,6 +144,8 @@ class Calls:
                 return self.core.const(len(a.items), (I64, True))
             if isinstance(a, ArrayRef) and a.type.ndim > 0:
                 return self.exprs.shape(a, 0)
+            if isinstance(a, LocalArray):
+                return LocalArrays(self.core, self.arith, self.exprs.names).length(a)
             raise self.core.error(TypeMismatch, f"len() of a {describe(a)}", node)
         if name in ("divmod", "pow"):
             x, y = (self.core.scalar(a, n) for a, n in zip(args, node.args, strict=True))

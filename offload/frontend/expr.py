@@ -13,9 +13,10 @@ from offload.diagnostics import TypeMismatch, UnresolvedCall
 from offload.frontend.arith import Arith
 from offload.frontend.core import ExprHandler, LoweringCore
 from offload.frontend.intrinsics import MODULE_CONSTANTS
+from offload.frontend.local_arrays import LocalArrays
 from offload.frontend.names import Names
 from offload.frontend.optables import BINOPS
-from offload.frontend.values import ArrayRef, PyObj, Scalar, TupleVal, Val, describe
+from offload.frontend.values import ArrayRef, LocalArray, PyObj, Scalar, TupleVal, Val, describe
 from offload.ir.ops import Opcode
 from offload.ir.types import BOOL, F64, I64
 
@@ -64,6 +65,9 @@ class Exprs:
         op = BINOPS.get(type(node.op))
         if op is None:
             raise self.core.unsupported(node, "the '@' operator")
+        repeated = LocalArrays(self.core, self.arith, self.names).repeat(node)
+        if repeated is not None:  # [0.0] * K
+            return repeated
         left = self.core.expr(node.left)
         right = self.core.expr(node.right)
         if op == "add" and isinstance(left, TupleVal) and isinstance(right, TupleVal):
@@ -105,6 +109,8 @@ class Exprs:
                 raise self.core.unsupported(ix, "slicing", "read single elements: a[i, j]")
         if isinstance(base, TupleVal):
             return self._tuple_item(base, node)
+        if isinstance(base, LocalArray):
+            return LocalArrays(self.core, self.arith, self.names).read(base, index_nodes, node)
         if not isinstance(base, ArrayRef):
             raise self.core.error(TypeMismatch, f"a {describe(base)} cannot be indexed", node.value)
         ndim = base.type.ndim
@@ -169,6 +175,8 @@ class Exprs:
         self.core.at(node)
         if isinstance(base, ArrayRef):
             return self._array_attr(base, attr, node)
+        if isinstance(base, LocalArray):
+            return LocalArrays(self.core, self.arith, self.names).attribute(base, attr, node)
         if isinstance(base, PyObj):
             const = MODULE_CONSTANTS.get((id(base.obj), attr))
             if const is not None:

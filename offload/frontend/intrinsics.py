@@ -21,7 +21,8 @@ class Intrinsic:
     """An allowed callable: ``kind`` says how it is lowered, ``name`` which one."""
 
     kind: str
-    """``builtin`` (min, max, abs, int, float, bool, round, len, range), ``math``
+    """``builtin`` (min, max, abs, int, float, bool, round, len, range), ``local`` (np.zeros
+    and the other makers of local arrays), ``math``
     (math.* -> weak f64 result, Python semantics), ``ufunc`` (np.* -> keeps the strong float
     type), ``dtype`` (np.float32(x) and friends: a strong cast)."""
     name: str
@@ -97,6 +98,10 @@ for _n, _k in LIBRARY_UFUNCS.items():
     _add(getattr(np, _n), Intrinsic("ufunc", _n, (_k, _k)))
 _add(math.degrees, Intrinsic("math", "degrees"))
 _add(math.radians, Intrinsic("math", "radians"))
+
+# numpy functions that make a small local array (offload/frontend/local_arrays.py)
+for _n in ("zeros", "empty", "ones", "full", "array"):
+    _add(getattr(np, _n), Intrinsic("local", _n, (1, 3)))
 
 # numpy scalar types used as conversions: np.float32(x)
 for _n in ("bool_", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32",

@@ -110,6 +110,30 @@ class Names:
         self.core.capture_paths.append(path)
         return val
 
+    def frozen_captured_int(self, name: str) -> int | None:
+        """The value of ``name`` where it is a captured Python int (not a local, not bool),
+        frozen into the kernel like a helper (valid while its path leads to this object);
+        ``None`` otherwise. For compile-time sizes (``np.zeros(N + 1)``)."""
+        ctx = self.core.ctx
+        if name in ctx.env or name in ctx.locals:
+            return None
+        fn = ctx.src.fn
+        obj = ctx.src.lookup(name)
+        if type(obj) is not int:
+            return None
+        if name in fn.__code__.co_freevars:
+            path: tuple[Step, ...] = (
+                *ctx.base_path,
+                ("closure", fn.__code__.co_freevars.index(name)),
+            )
+        elif name in fn.__globals__:
+            path = (*ctx.base_path, ("global", name))
+        else:
+            return None
+        key = tuple((k, id(a) if k == "const" else a) for k, a in path)
+        self.core.resolved_objects[key] = (path, obj)
+        return obj
+
     def frozen_int(
         self,
         obj: int,
