@@ -43,11 +43,19 @@ def check_allocation(ctx: FunctionContext, calls: list[ResolvedCall]) -> list[Di
     """``AllocationNotAllowed`` for every allocating expression and call."""
     src = ctx.src
     out: list[Diagnostic] = []
-    dtype_strings = {
-        id(node.value)
-        for node in ctx.nodes
-        if isinstance(node, ast.keyword) and node.arg == "dtype"
-    }
+    dtype_strings = (
+        {
+            id(node.value)
+            for node in ctx.nodes
+            if isinstance(node, ast.keyword) and node.arg == "dtype"
+        }
+        | {
+            id(arg)  # np.zeros(3, "float32"): a dtype by position
+            for call in calls
+            if call.intrinsic is not None and call.intrinsic.kind == "local"
+            for arg in call.node.args[1:]
+        }
+    )
     for node in ctx.nodes:
         if isinstance(node, ast.List) and any(isinstance(e, ast.List) for e in node.elts):
             if not _inside_np_array(node, ctx):

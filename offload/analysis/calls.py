@@ -273,6 +273,8 @@ def _check_intrinsic_args(
 ) -> list[Diagnostic]:
     out: list[Diagnostic] = []
     for kw in call.node.keywords:
+        if intrinsic.kind == "local" and kw.arg == "dtype":
+            continue  # np.zeros(K, dtype=...): the frontend reads it
         if kw.arg is not None:  # **kwargs is reported by the syntax analysis
             out.append(
                 Diagnostic(

@@ -62,11 +62,14 @@ def check_writes(ctx: FunctionContext) -> list[Diagnostic]:
 
 def _maybe_local_arrays(ctx: FunctionContext) -> set[str]:
     """Local names that may hold a local array: parameters, and names assigned a list
-    display, a repeated list, or a call (``np.zeros(K)``, a helper returning one)."""
+    display, a repeated list, a call (``np.zeros(K)``, a helper returning one) or
+    another name."""
     fn = ctx.src.node
     names = {a.arg for a in fn.args.args + fn.args.posonlyargs}
     for node in ctx.nodes:
-        if isinstance(node, ast.Assign) and isinstance(node.value, ast.List | ast.Call | ast.BinOp):
+        if isinstance(node, ast.Assign) and isinstance(
+            node.value, ast.List | ast.Call | ast.BinOp | ast.Name
+        ):
             names.update(t.id for t in node.targets if isinstance(t, ast.Name))
     return names & ctx.locals
 
