@@ -18,7 +18,7 @@ import ast
 from collections.abc import Sequence
 
 from offload.diagnostics import Span
-from offload.emit import BaseHooks, emit_body
+from offload.emit import BaseHooks, emit_body_and_locals
 from offload.emit.template import assign, expr, name
 from offload.ir.core import Function
 from offload.ir.types import ArrayType, LocalType, ScalarType
@@ -121,24 +121,30 @@ def assign_item(arr: str, k: int, value: ast.expr) -> ast.stmt:
 
 
 def kernel_function(fn: Function, hooks: CpuHooks, parallel: bool) -> list[ast.stmt]:
-    """The ``def kernel(n0.., out0.., c0.., err)`` statement that fills the outputs."""
-    body = emit_body(fn, hooks)
+    """The ``def kernel(n0.., out0.., c0.., err)`` statement that fills the outputs.
+
+    Local arrays (``np.empty`` in numba: a heap allocation, ~40 ns) are allocated once per
+    kernel call in ``cpu-seq`` and once per parallel task (``TILE`` elements) in
+    ``cpu-par``, never per element: each element writes before it reads (the frontend's
+    fill and stores), so reusing the storage changes no value."""
+    body, allocations = emit_body_and_locals(fn, hooks)
     rank = fn.n_index
     params = [f"n{k}" for k in range(rank)]
     params += [f"out{k}" for k in range(len(fn.result_types))]
     params += [f"c{k}" for k in range(len(fn.captures))]
     params.append("err")
     if rank == 0:
-        nest = body
-    elif parallel and rank >= 2:
-        nest = _tiled(rank, body)
+        nest = [*allocations, *body]
+    elif parallel and (rank >= 2 or allocations):
+        nest = _tiled(rank, body, allocations)
     elif rank > MAX_NESTED_RANK:
-        nest = _rows(rank, body)
+        nest = [*allocations, *_rows(rank, body)]
     else:
         nest = body
         for k in reversed(range(rank)):
             rng = "prange" if parallel and k == 0 else "range"
             nest = _index_loop(k, expr(f"{rng}(n{k})"), nest)
+        nest = [*allocations, *nest]
     return [_def("kernel", params, nest)]
 
 
@@ -181,15 +187,21 @@ def _rows(rank: int, body: list[ast.stmt]) -> list[ast.stmt]:
     return [ast.For(ast.Name("row", ast.Store()), expr(f"range({rows})"), inner, [])]
 
 
-def _tiled(rank: int, body: list[ast.stmt]) -> list[ast.stmt]:
+def _tiled(rank: int, body: list[ast.stmt], allocations: list[ast.stmt]) -> list[ast.stmt]:
     last = rank - 1
-    rows = " * ".join(f"n{k}" for k in range(last))
-    first, *unravel = _unravel(expr("np.int64(task) // tiles"), rank)
+    rows = " * ".join(f"n{k}" for k in range(last)) or "1"
+    first: ast.stmt
+    unravel: list[ast.stmt] = []
+    if rank == 1:  # one row of tiles (a rank-1 kernel with local arrays)
+        first = assign("q0", expr("np.int64(task) // tiles"))
+    else:
+        first, *unravel = _unravel(expr("np.int64(task) // tiles"), rank)
     inner: list[ast.stmt] = [
         first,
         assign("lo", expr(f"(task - q0 * tiles) * {TILE}")),
         assign("hi", expr(f"min(lo + {TILE}, n{last})")),
         *unravel,
+        *allocations,  # one storage per task (per thread at a time)
     ]
     inner.extend(_index_loop(last, expr("range(lo, hi)"), body))
     return [

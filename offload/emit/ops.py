@@ -420,7 +420,9 @@ def _local_op(op: Op, cx: OpContext, out: str, tmp: _Temps) -> list[ast.stmt]:
         return [*body, done]
     rank = len(lt.shape)
     idx = [cx.ref(v) for v in op.operands[1 : 1 + rank]]
-    at: ast.expr = idx[0] if rank == 1 else ast.Tuple(idx, ast.Load())
+    # IR indices are in bounds and >= 0: unsigned spares numba's negative-index wrap.
+    unsigned = [expr("np.uint64(i)", i=i) for i in idx]
+    at: ast.expr = unsigned[0] if rank == 1 else ast.Tuple(unsigned, ast.Load())
     fail = cx.hooks.local_bounds_fail(lt, idx, op.span)
     ok = None
     checks: list[ast.stmt] = []
@@ -430,11 +432,8 @@ def _local_op(op: Op, cx: OpContext, out: str, tmp: _Temps) -> list[ast.stmt]:
         for axis in range(1, rank):
             test = expr(f"p & (i >= 0) & (i < {lt.shape[axis]})", p=test, i=idx[axis])
         checks = [assign(ok, test), ast.If(expr("not k", k=name(ok)), fail, [])]
-        at = (
-            expr("i if k else 0", i=idx[0], k=name(ok))
-            if rank == 1
-            else ast.Tuple([expr("i if k else 0", i=i, k=name(ok)) for i in idx], ast.Load())
-        )
+        safe = [expr("np.uint64(i if k else 0)", i=i, k=name(ok)) for i in idx]
+        at = safe[0] if rank == 1 else ast.Tuple(safe, ast.Load())
     if code is Opcode.LOCAL_LOAD:
         value: ast.expr = ast.Subscript(arr, at, ast.Load())
         if ok is not None:
