@@ -98,6 +98,7 @@ def _inside_np_array(node: ast.List, ctx: FunctionContext) -> bool:
     return any(isinstance(n, ast.Call) and any(a is node for a in n.args) for n in ctx.nodes)
 
 
+_SINGULAR = "allocates memory and is not allowed in element functions"
 _LOCAL_HINT = (
     "a local array's size must be known when the kernel is compiled: a literal, a constant "
     "expression or a captured int"
@@ -116,12 +117,12 @@ def _local_array_size(ctx: FunctionContext, call: ResolvedCall) -> list[Diagnost
         if isinstance(arg, ast.List | ast.Tuple):
             return []
         return [Diagnostic(f"'{call.name}' of anything but a list or tuple display "
-                           f"{_SUFFIX}", ctx.src.span(node), RULE,
+                           f"{_SINGULAR}", ctx.src.span(node), RULE,
                            "write np.array([x, y, z]) with a fixed number of values")]  # fmt: skip
     if any(isinstance(n, ast.Call | ast.Subscript | ast.Attribute) for n in ast.walk(arg)):
         return [
             Diagnostic(
-                f"'{call.name}' with a size that is not a compile-time constant {_SUFFIX}",
+                f"'{call.name}' with a size that is not a compile-time constant {_SINGULAR}",
                 ctx.src.span(node),
                 RULE,
                 _LOCAL_HINT,
