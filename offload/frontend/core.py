@@ -23,6 +23,7 @@ from offload.frontend.promote import TypeKey, describe_key, join
 from offload.frontend.source import FunctionSource
 from offload.frontend.values import (
     UNBOUND,
+    LocalArray,
     Scalar,
     Step,
     TupleVal,
@@ -302,6 +303,11 @@ class LoweringCore:
     ) -> tuple[object, list[Scalar | int]] | Unbound:
         shapes = {structure(v) for v in vals}
         flats = [flatten(v) for v in vals]
+        if all(isinstance(v, LocalArray) for v in vals):
+            return Unbound(
+                "it names different local arrays on different paths (make one array before "
+                "the branch or loop and write into it)"
+            )
         if len(shapes) != 1 or any(f is None for f in flats):
             kinds = sorted({_kind(v) for v in vals})
             return Unbound(f"it holds different kinds of values on different paths ({kinds})")

@@ -316,6 +316,18 @@ def test_carrying_a_loop_made_array_to_the_next_iteration_is_refused() -> None:
 
 
 @pytest.mark.unit
+def test_different_arrays_on_two_branches_are_refused_naming_local_arrays() -> None:
+    def f(i: int) -> Any:
+        if i > 2:
+            t = np.zeros(2)
+        else:
+            t = np.ones(2)
+        return t[0]
+
+    assert "different local arrays on different paths" in _error(f, TypeMismatch)
+
+
+@pytest.mark.unit
 def test_an_index_of_the_wrong_rank_is_a_type_error() -> None:
     def f(i: int) -> Any:
         m = np.zeros((2, 2))
