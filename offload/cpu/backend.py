@@ -23,8 +23,12 @@ from offload.cpu.symbols import ensure_int128_helpers
 from offload.diagnostics import CompileError, KernelFault
 from offload.emit import HEADER, print_source
 from offload.ir.core import Function
+from offload.ir.ops import Opcode
 from offload.ir.printer import print_function
 from offload.ir.types import ArrayType, ScalarType
+from offload.opt.manager import run_pipeline
+from offload.opt.registry import COMMON
+from offload.opt.scalarize import ScalarizeLocalArrays
 from offload.options import CompileOptions
 
 
@@ -34,7 +38,16 @@ class OutOfBoundsRead(KernelFault, IndexError):
     rule = "bounds"
 
 
+CPU_PASSES = {**COMMON, ScalarizeLocalArrays.name: ScalarizeLocalArrays}
+"""The common passes and the CPU's own (through the one pass manager)."""
+CPU_PIPELINE = "scalarize,fold,copyprop,cse,dce"
+"""Run on a function with local arrays before its kernel is emitted: numba keeps an
+``np.empty`` in memory, where LLVM would keep constant-index elements in registers."""
+
+
 def _source(fn: Function, options: CompileOptions, parallel: bool) -> tuple[str, CpuHooks]:
+    if any(op.opcode is Opcode.LOCAL for op in fn.ops()):
+        fn = run_pipeline(fn, options, pipeline=CPU_PIPELINE, registry=CPU_PASSES)
     hooks = CpuHooks(fn, options.bounds_check)
     text = (
         HEADER

@@ -362,3 +362,13 @@ def test_an_out_of_bounds_local_index_is_reported_with_bounds_checks(compute_x: 
         np.testing.assert_array_equal(compute_x((3,), f), [1.0, 0.0, 0.0])
     finally:
         ol.config.bounds_check = False
+
+
+@pytest.mark.cpu
+def test_cpu_kernel_keeps_constant_index_vectors_in_values_not_arrays() -> None:
+    text = ol.explain(ray_vectors, (N,), target="cpu-seq", file=io.StringIO())
+    kernel = text[text.find("def kernel") :]
+    assert "np.empty" not in kernel  # scalarize: a, b, c and n became SSA values
+    text = ol.explain(binomial_call, (N,), target="cpu-seq", file=io.StringIO())
+    kernel = text[text.find("def kernel") :]
+    assert kernel.find("np.empty") < kernel.find("for _r0")  # once per call, not per element

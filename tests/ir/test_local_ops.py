@@ -12,12 +12,13 @@ import numpy as np
 import pytest
 
 from offload.ir.interp import compute
-from offload.ir.ops import Opcode
+from offload.ir.ops import LOCAL_OPS, Opcode
 from offload.ir.parser import parse_function
 from offload.ir.printer import print_function
 from offload.ir.verifier import IRVerificationError, verify
 from offload.opt.manager import run_pipeline
 from offload.opt.registry import COMMON, DEFAULT_PIPELINE
+from offload.opt.scalarize import ScalarizeLocalArrays
 from offload.options import CompileOptions
 
 pytestmark = pytest.mark.unit
@@ -176,3 +177,40 @@ def test_verifier_rejects_a_store_of_the_wrong_type_and_a_float_index() -> None:
         verify(fn)
     text = "\n".join(info.value.problems)
     assert "index 0 has type f64" in text and "stores a i32, expected the element type f64" in text
+
+
+def test_scalarize_turns_a_constant_index_array_into_values() -> None:
+    registry = {**COMMON, ScalarizeLocalArrays.name: ScalarizeLocalArrays}
+    out = run_pipeline(
+        _fn(STORE_LOAD_STORE), CompileOptions(verify=True), pipeline="scalarize,dce",
+        registry=registry,
+    )  # fmt: skip
+    assert not {op.opcode for op in out.ops()} & LOCAL_OPS
+    (got,) = compute(out, (5,), [A])
+    np.testing.assert_array_equal(got, WANT["store_load_store"])
+
+
+@pytest.mark.parametrize("name", ["loop", "branch"])
+def test_scalarize_leaves_arrays_accessed_in_several_blocks(name: str) -> None:
+    registry = {**COMMON, ScalarizeLocalArrays.name: ScalarizeLocalArrays}
+    out = run_pipeline(
+        _fn(PROGRAMS[name]), CompileOptions(verify=True), pipeline="scalarize", registry=registry
+    )
+    assert Opcode.LOCAL_STORE in {op.opcode for op in out.ops()}
+    (got,) = compute(out, (5,), [A])
+    np.testing.assert_array_equal(got, WANT[name])
+
+
+def test_scalarize_reads_zero_for_an_element_never_written() -> None:
+    fn = _fn(
+        """\
+        ^entry.0:
+          %t.2 = local : local<f64,2>
+          %3 = const 1 : i64
+          %4 = local_load %t.2, %3 : f64
+          return %4
+        """
+    )
+    registry = {**COMMON, ScalarizeLocalArrays.name: ScalarizeLocalArrays}
+    out = run_pipeline(fn, CompileOptions(verify=True), pipeline="scalarize", registry=registry)
+    assert [op.opcode for op in out.ops()] == [Opcode.CONST, Opcode.CONST]
