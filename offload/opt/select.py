@@ -35,6 +35,9 @@ from offload.opt.cse import op_key
 from offload.opt.util import merge_chains, remove_unreachable, resolve
 from offload.options import CompileOptions
 
+MAY_FAULT = _FAULTS | LOCAL_OPS
+"""Ops an arm may not run speculatively: faulting reads and local-array state."""
+
 MAX_ARM_OPS = 32
 """Arms longer than this are left as branches (both would run on every path)."""
 
@@ -211,10 +214,6 @@ class _Merger:
             self.select(resolve(arm_a.env, x), resolve(arm_b.env, y))
             for x, y in zip(arm_a.exit_args, arm_b.exit_args, strict=True)
         ]
-
-
-MAY_FAULT = _FAULTS | LOCAL_OPS
-"""Ops an arm may not run speculatively: faulting reads and local-array state."""
 
 
 def _arm_block(block: Block, head: Block, preds: dict[Block, list[Block]], entry: Block) -> bool:
