@@ -372,3 +372,20 @@ def test_cpu_kernel_keeps_constant_index_vectors_in_values_not_arrays() -> None:
     text = ol.explain(binomial_call, (N,), target="cpu-seq", file=io.StringIO())
     kernel = text[text.find("def kernel") :]
     assert kernel.find("np.empty") < kernel.find("for _r0")  # once per call, not per element
+
+
+@pytest.mark.unit
+def test_gpu_register_blocking_leaves_kernels_with_local_arrays_alone() -> None:
+    from offload.ptx.passes.jam import JamIndex
+
+    def with_local(i: int, j: int) -> Any:
+        t = np.zeros(2)
+        t[0] = P[i, 0] * j
+        return t[0]
+
+    def without(i: int, j: int) -> Any:
+        return P[i, 0] * j
+
+    jam = JamIndex(factors=(2, 2))
+    assert jam.run(check_and_lower(without, 2).ir).blocking == (2, 2)
+    assert jam.run(check_and_lower(with_local, 2).ir).blocking == ()
