@@ -245,8 +245,12 @@ class LocalArrays:
             return v if type(v) is int else None
         if isinstance(node, ast.Name):
             bound = self.core.ctx.env.get(node.id)
+            if isinstance(bound, Scalar) and type(bound.const) is int:
+                return bound.const
             if isinstance(bound, Scalar):
-                return bound.const if type(bound.const) is int else None
+                # n = N + 1 (N a captured int): a name assigned once, of a constant value
+                single = _single_assignment(self.core.ctx.src.node, node.id)
+                return None if single is None else self._constant_int(single)
             if bound is not None:
                 return None
             return self.names.frozen_captured_int(node.id)
@@ -393,6 +397,29 @@ class LocalArrays:
 
     def length(self, arr: LocalArray) -> Scalar:
         return self.core.const(arr.type.shape[0], (I64, True))
+
+
+def _single_assignment(fn: ast.AST, name: str) -> ast.expr | None:
+    """The value of the one statement binding ``name`` in ``fn`` (``name = value``), or
+    ``None`` if it is bound anywhere else (twice, by a loop, an augmented assignment,
+    unpacking, a parameter)."""
+    values: list[ast.expr] = []
+    for node in ast.walk(fn):
+        if isinstance(node, ast.Assign):
+            for t in node.targets:
+                if isinstance(t, ast.Name) and t.id == name:
+                    values.append(node.value)
+                elif any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(t)):
+                    return None
+        elif isinstance(node, ast.AugAssign | ast.AnnAssign | ast.For | ast.NamedExpr):
+            target = node.target
+            if any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(target)):
+                return None
+        elif isinstance(node, ast.arguments) and any(
+            a.arg == name for a in node.args + node.posonlyargs + node.kwonlyargs
+        ):
+            return None
+    return values[0] if len(values) == 1 else None
 
 
 def _index_nodes(node: ast.Subscript) -> list[ast.expr]:

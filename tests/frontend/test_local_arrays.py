@@ -125,6 +125,15 @@ def integer_histogram(i: int) -> Any:
     return counts[0], counts[1], counts[2], counts[3], counts[i % 4]
 
 
+def size_through_a_local_name(i: int) -> Any:
+    """``n = STEPS + 1`` then ``np.zeros(n)``: a name assigned once, of a constant value."""
+    n = STEPS // 4 + 1
+    t = np.zeros(n)
+    for k in range(n):
+        t[k] = S[(i + k) % 12]
+    return t[n - 1] - t[0], len(t)
+
+
 def loop_made_array(i: int) -> Any:
     """A local array made afresh in every iteration of a loop (filled each time)."""
     acc = 0.0
@@ -143,6 +152,7 @@ PROGRAMS: list[Callable[[int], Any]] = [
     constructors_and_dtypes,
     list_reads_are_python_numbers,
     integer_histogram,
+    size_through_a_local_name,
     loop_made_array,
 ]
 IDS = [p.__name__ for p in PROGRAMS]
@@ -247,6 +257,19 @@ def test_a_size_read_from_an_array_is_reported_by_the_analysis() -> None:
     def f(i: int) -> Any:
         t = np.zeros(S.shape[0])
         return t[0]
+
+    assert "not a compile-time constant" in _error(f, AllocationNotAllowed)
+
+
+@pytest.mark.unit
+def test_a_size_through_a_name_assigned_in_a_loop_is_not_constant() -> None:
+    def f(i: int) -> Any:
+        acc = 0.0
+        for k in range(1, 3):
+            n = k + 1
+            t = np.zeros(n)
+            acc += t[0]
+        return acc
 
     assert "not a compile-time constant" in _error(f, AllocationNotAllowed)
 
