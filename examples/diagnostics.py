@@ -29,7 +29,7 @@ def main(target: str | None = None, small: bool | None = None) -> str:
 
     def bad(i):
         a[i] = 0.0
-        weights = [1.0, 2.0]
+        weights = np.zeros(len(a))
         print(i)
         return a[i] * weights[0]
 

@@ -286,6 +286,8 @@ def _check_intrinsic_args(
     for kw in call.node.keywords:
         if (intrinsic.name, kw.arg) in KEYWORDS:
             continue
+        if intrinsic.kind == "local" and kw.arg == "dtype":
+            continue  # np.zeros(K, dtype=...): the frontend reads it
         if kw.arg is not None:  # **kwargs is reported by the syntax analysis
             out.append(
                 Diagnostic(

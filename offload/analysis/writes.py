@@ -20,12 +20,17 @@ def check_writes(ctx: FunctionContext) -> list[Diagnostic]:
     src = ctx.src
     out: list[Diagnostic] = []
     views = _view_names(ctx)
+    arrays = _maybe_local_arrays(ctx)
     for node in ctx.nodes:
         if isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Store):
             base = _root_name(node.value)
             viewed = views.get(base or "")
             if isinstance(node.value, ast.Subscript) or viewed is not None:
                 what = f"through a view of captured '{viewed or base}'"
+            elif base is not None and base in arrays:
+                # A local name that may hold a local array (np.zeros(K), [0.0] * K, a
+                # parameter): the frontend reports a write through anything else.
+                continue
             else:
                 what = f"to '{base}'" if base is not None else "to an array"
             out.append(
@@ -74,6 +79,20 @@ def _view_names(ctx: FunctionContext) -> dict[str, str]:
             if root is not None:
                 views[node.targets[0].id] = views.get(root, root)
     return views
+
+
+def _maybe_local_arrays(ctx: FunctionContext) -> set[str]:
+    """Local names that may hold a local array: parameters, and names assigned a list
+    display, a repeated list, a call (``np.zeros(K)``, a helper returning one) or
+    another name."""
+    fn = ctx.src.node
+    names = {a.arg for a in fn.args.args + fn.args.posonlyargs}
+    for node in ctx.nodes:
+        if isinstance(node, ast.Assign) and isinstance(
+            node.value, ast.List | ast.Call | ast.BinOp | ast.Name
+        ):
+            names.update(t.id for t in node.targets if isinstance(t, ast.Name))
+    return names & ctx.locals
 
 
 def _root_name(node: ast.expr) -> str | None:

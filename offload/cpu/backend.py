@@ -26,8 +26,12 @@ from offload.cpu.threads import ThreadChoice, now, quiet_threading
 from offload.diagnostics import CompileError, KernelFault
 from offload.emit import HEADER, print_source
 from offload.ir.core import Function
+from offload.ir.ops import Opcode
 from offload.ir.printer import print_function
 from offload.ir.types import ArrayType, ScalarType
+from offload.opt.manager import run_pipeline
+from offload.opt.registry import COMMON
+from offload.opt.scalarize import ScalarizeLocalArrays
 from offload.options import CompileOptions
 
 
@@ -37,7 +41,16 @@ class OutOfBoundsRead(KernelFault, IndexError):
     rule = "bounds"
 
 
+CPU_PASSES = {**COMMON, ScalarizeLocalArrays.name: ScalarizeLocalArrays}
+"""The common passes and the CPU's own (through the one pass manager)."""
+CPU_PIPELINE = "scalarize,fold,copyprop,cse,dce"
+"""Run on a function with local arrays before its kernel is emitted: numba keeps an
+``np.empty`` in memory, where LLVM would keep constant-index elements in registers."""
+
+
 def _source(fn: Function, options: CompileOptions, parallel: bool) -> tuple[str, CpuHooks]:
+    if any(op.opcode is Opcode.LOCAL for op in fn.ops()):
+        fn = run_pipeline(fn, options, pipeline=CPU_PIPELINE, registry=CPU_PASSES)
     hooks = CpuHooks(fn, options.bounds_check)
     text = (
         HEADER
@@ -172,9 +185,19 @@ class CpuKernel:
     def _bounds_error(self, err: Any) -> OutOfBoundsRead:
         site = int(err[0]) - 1
         cap_index, span = self.sites[site]
-        cap = self.fn.captures[cap_index]
         n = self.fn.n_index
         elem = tuple(int(x) for x in err[1 : 1 + n])
+        if cap_index < 0:  # a local array of rank -cap_index (CpuHooks.local_bounds_fail)
+            idx = tuple(int(x) for x in err[1 + n : 1 + n - cap_index])
+            local = OutOfBoundsRead.at(
+                f"out-of-bounds index [{', '.join(map(str, idx))}] into a local array in "
+                f"element function '{self.fn.name}' at element index {elem}",
+                span if span is not None else self.fn.span,
+                hint="check the index arithmetic against the array's length",
+            )
+            assert isinstance(local, OutOfBoundsRead)
+            return local
+        cap = self.fn.captures[cap_index]
         ndim = cap.type.ndim if isinstance(cap.type, ArrayType) else 0
         idx = tuple(int(x) for x in err[1 + n : 1 + n + ndim])
         error = OutOfBoundsRead.at(

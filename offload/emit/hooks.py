@@ -19,7 +19,7 @@ from typing import Protocol
 from offload.diagnostics import CompileError, Span
 from offload.emit.template import const, expr, wrap
 from offload.ir.ops import Opcode
-from offload.ir.types import ScalarType
+from offload.ir.types import LocalType, ScalarType
 
 MAGIC_RINT = {"f32": 2.0**23, "f64": 2.0**52}
 """Adding and subtracting 2**(p-1) rounds a float of magnitude below it to an integer with
@@ -94,6 +94,18 @@ class EmitHooks(Protocol):
         touching memory, so the statements only have to record the fault."""
         ...
 
+    def local_array(self, t: LocalType) -> ast.expr:
+        """A new local array of ``t``'s shape and element type (contents undefined)."""
+        ...
+
+    def local_bounds_fail(
+        self, t: LocalType, index_exprs: list[ast.expr], span: Span | None
+    ) -> list[ast.stmt]:
+        """Statements run when an access to a local array of type ``t`` is out of bounds;
+        an empty list means local accesses are not checked. When checking, a failed read
+        yields 0 and a failed write is skipped."""
+        ...
+
 
 def portable_math(fn: str, args: list[ast.expr], t: ScalarType) -> ast.expr:
     """``MATH fn`` through the ``math`` module, which numba types as ``t`` for float32 and
@@ -137,6 +149,20 @@ class BaseHooks:
         self, capture_index: int, index_exprs: list[ast.expr], span: Span | None
     ) -> list[ast.stmt]:
         return []
+
+    def local_array(self, t: LocalType) -> ast.expr:
+        return local_array_numpy(t)
+
+    def local_bounds_fail(
+        self, t: LocalType, index_exprs: list[ast.expr], span: Span | None
+    ) -> list[ast.stmt]:
+        return []
+
+
+def local_array_numpy(t: LocalType) -> ast.expr:
+    """``np.empty(shape, np.<dtype>)`` (numba: a heap array; see cpu/loopnest.py)."""
+    shape = t.shape[0] if len(t.shape) == 1 else t.shape
+    return expr(f"np.empty({shape!r}, np.{t.elem.dtype.name})")
 
 
 def _no_tiles() -> CompileError:

@@ -18,9 +18,9 @@ from offload.diagnostics import CompileError
 from offload.emit.hooks import EmitHooks
 from offload.emit.template import assign, const, ctor, expr, name, wrap
 from offload.ir.core import Op, Value
-from offload.ir.ops import COMPARE, TILE_OPS, Opcode
+from offload.ir.ops import COMPARE, LOCAL_OPS, TILE_OPS, Opcode
 from offload.ir.tile_ops import is_window
-from offload.ir.types import BOOL, I32, ArrayType, ScalarType, scalar_by_name
+from offload.ir.types import BOOL, I32, ArrayType, LocalType, ScalarType, scalar_by_name
 
 _PYOP = {
     Opcode.ADD: "+",
@@ -69,6 +69,8 @@ def emit_op(op: Op, cx: OpContext) -> list[ast.stmt]:
         return _load(op, cx, out, ops, tmp)
     if code in TILE_OPS:
         return _tile_op(op, cx, out)
+    if code in LOCAL_OPS:
+        return _local_op(op, cx, out, tmp)
     if code is Opcode.SHAPE:
         return [assign(out, cx.hooks.shape(cx.capture_of(op.operands[0]), op.attrs["axis"]))]
     assert isinstance(t, ScalarType)
@@ -392,3 +394,52 @@ def _tile_op(op: Op, cx: OpContext, out: str) -> list[ast.stmt]:
     c = cx.capture_of(op.operands[0])
     value = cx.hooks.load(c, idx, narrow=narrow) if any(narrow) else cx.hooks.load(c, idx)
     return [*hooks.stage(op.attrs["slot"], value), assign(out, const(True, BOOL))]
+
+
+def _local_op(op: Op, cx: OpContext, out: str, tmp: _Temps) -> list[ast.stmt]:
+    """The local-array ops: ``t = <backend's array>``, ``t[i, j]``, ``t[i, j] = v`` and a
+    fill loop; with bounds checks (``hooks.local_bounds_fail``) a bad index is reported,
+    the read yields 0 and the write is skipped."""
+    code = op.opcode
+    if code is Opcode.LOCAL:
+        return []  # allocated before the body (``structure.emit_body_and_locals``)
+    lt = op.operands[0].type
+    assert isinstance(lt, LocalType)
+    arr = cx.ref(op.operands[0])
+    done = assign(out, const(True, BOOL))
+    if code is Opcode.LOCAL_FILL:
+        loops = [tmp.new() for _ in lt.shape]
+        at_all: ast.expr = (
+            name(loops[0]) if len(loops) == 1 else ast.Tuple([name(k) for k in loops], ast.Load())
+        )
+        body: list[ast.stmt] = [
+            ast.Assign([ast.Subscript(arr, at_all, ast.Store())], cx.ref(op.operands[1]), lineno=0)
+        ]
+        for k, n in reversed(list(zip(loops, lt.shape, strict=True))):
+            body = [ast.For(ast.Name(k, ast.Store()), expr(f"range({n})"), body, [], lineno=0)]
+        return [*body, done]
+    rank = len(lt.shape)
+    idx = [cx.ref(v) for v in op.operands[1 : 1 + rank]]
+    # IR indices are in bounds and >= 0: unsigned spares numba's negative-index wrap.
+    unsigned = [expr("np.uint64(i)", i=i) for i in idx]
+    at: ast.expr = unsigned[0] if rank == 1 else ast.Tuple(unsigned, ast.Load())
+    fail = cx.hooks.local_bounds_fail(lt, idx, op.span)
+    ok = None
+    checks: list[ast.stmt] = []
+    if fail:
+        ok = tmp.new()
+        test = expr(f"(i >= 0) & (i < {lt.shape[0]})", i=idx[0])
+        for axis in range(1, rank):
+            test = expr(f"p & (i >= 0) & (i < {lt.shape[axis]})", p=test, i=idx[axis])
+        checks = [assign(ok, test), ast.If(expr("not k", k=name(ok)), fail, [])]
+        safe = [expr("np.uint64(i if k else 0)", i=i, k=name(ok)) for i in idx]
+        at = safe[0] if rank == 1 else ast.Tuple(safe, ast.Load())
+    if code is Opcode.LOCAL_LOAD:
+        value: ast.expr = ast.Subscript(arr, at, ast.Load())
+        if ok is not None:
+            value = expr("v if k else z", v=value, k=name(ok), z=const(0, lt.elem))
+        return [*checks, assign(out, value)]
+    store = ast.Assign([ast.Subscript(arr, at, ast.Store())], cx.ref(op.operands[-1]), lineno=0)
+    if ok is not None:
+        return [*checks, ast.If(name(ok), [store], []), done]
+    return [store, done]

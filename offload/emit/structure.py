@@ -36,13 +36,25 @@ from offload.emit.ops import OpContext
 from offload.emit.structurize import EXIT_VAR, LoopForest, Structurizer
 from offload.emit.template import assign, const, name
 from offload.ir.core import Function
-from offload.ir.types import ArrayType, ScalarType
+from offload.ir.ops import Opcode
+from offload.ir.types import ArrayType, LocalType, ScalarType
 
 __all__ = ["BLOCK_VAR", "EXIT_VAR", "LINE_MARKER", "emit_body"]
 
 
 def emit_body(fn: Function, hooks: EmitHooks) -> list[ast.stmt]:
+    """``emit_body_and_locals`` with the local arrays' allocations first."""
+    body, allocations = emit_body_and_locals(fn, hooks)
+    return [*allocations, *body]
+
+
+def emit_body_and_locals(fn: Function, hooks: EmitHooks) -> tuple[list[ast.stmt], list[ast.stmt]]:
     """Statements that evaluate ``fn`` for one index and hand the results to ``hooks.ret``.
+
+    The second list allocates the local arrays (one storage per ``LOCAL`` op, which the
+    frontend guarantees is enough: ``offload/frontend/local_arrays.py``): a backend runs it
+    before the body, once per element or hoisted out of its loop over elements (the
+    ``LOCAL`` op itself emits nothing; its contents are undefined until written).
 
     Control never leaves the statements by ``break``/``continue`` of an enclosing loop, so
     a backend may splice them into its own loop nest. Pure: the same IR and hooks give the
@@ -58,7 +70,14 @@ def emit_body(fn: Function, hooks: EmitHooks) -> list[ast.stmt]:
     names = Names(fn, hooks, entry_is_target)
     cx = OpContext(names.ref, names.var, names.capture_of, hooks)
     out: list[ast.stmt] = []
+    allocations: list[ast.stmt] = []
+    for op in fn.ops():
+        if op.opcode is Opcode.LOCAL:
+            assert isinstance(op.result.type, LocalType)
+            allocations.append(assign(names.var(op.result), hooks.local_array(op.result.type)))
     for v in cross_block_values(fn, entry_is_target):
+        if isinstance(v.type, LocalType):
+            continue  # allocated before the body
         assert isinstance(v.type, ScalarType)
         out.append(assign(names.var(v), const(0, v.type)))
     if entry_is_target:
@@ -76,7 +95,7 @@ def emit_body(fn: Function, hooks: EmitHooks) -> list[ast.stmt]:
             out.append(assign(EXIT_VAR, ast.Constant(0)))
     body = flatten_chains(body)
     check_depth(body, fn.name, fn.span)
-    return [*out, *body]
+    return [*out, *body], allocations
 
 
 @contextlib.contextmanager

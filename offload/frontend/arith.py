@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from offload.diagnostics import TypeMismatch
-from offload.frontend.core import LoweringCore
+from offload.frontend.core import LoweringCore, fits_type
 from offload.frontend.optables import NONNEG_KEEPING, OPCODES, PY_COMPARE, PY_UNARY, SYMBOL
 from offload.frontend.promote import (
     BINARY_OPERATORS,
@@ -101,11 +101,12 @@ class Arith:
             return None
         if type(r) is not type(0 if key[0].is_int else False if key[0].is_bool else 0.0):
             return None
-        if isinstance(r, int) and not isinstance(r, bool) and not -(2**63) <= r < 2**63:
-            # CPython would compute this exactly; an int64 kernel would silently wrap it.
+        if isinstance(r, int) and not isinstance(r, bool) and not -(2**63) <= r < 2**64:
+            # CPython would compute this exactly; a 64-bit kernel would silently wrap it.
+            # (In [2**63, 2**64) it stays a Python int that a uint64 partner accepts.)
             raise self.core.error(
                 TypeMismatch,
-                f"the constant {a.const} {SYMBOL[op]} {b.const} = {r} does not fit int64",
+                f"the constant {a.const} {SYMBOL[op]} {b.const} = {r} does not fit int64 or uint64",
                 node,
                 hint="integers in element functions are 64-bit; use a float constant",
             )
@@ -160,6 +161,13 @@ class Arith:
             return None
         strong, weak = (b, a) if a.weak else (a, b)
         st = strong.type
+        c = weak.const
+        if st.is_int and type(c) is int and not fits_type(c, st):
+            # A Python int beyond the strong type's range (2**64 - 1 against an int64):
+            # the strong value lies wholly below it, or above it.
+            lo, hi = (0, 1) if c > 0 else (1, 0)
+            out = PY_COMPARE[opcode](lo, hi) if b.weak else PY_COMPARE[opcode](hi, lo)
+            return self.core.const(bool(out), (BOOL, False))
         if not st.is_int or st.is_bool or st == I64 or not weak.type.is_int or weak.type.is_bool:
             return None
         if st.bits <= 32:

@@ -14,6 +14,8 @@ from offload.frontend.core import ExprHandler, LoweringCore
 from offload.frontend.expr import Exprs
 from offload.frontend.inline import Inliner
 from offload.frontend.intrinsics import Intrinsic, lookup_intrinsic
+from offload.frontend.library import Library
+from offload.frontend.local_arrays import LocalArrays
 from offload.frontend.optables import OPCODES
 from offload.frontend.promote import call_result, describe_key, join
 from offload.frontend.reductions import Reductions
@@ -23,6 +25,7 @@ from offload.frontend.values import (
     BoundMethod,
     Elementwise,
     Getter,
+    LocalArray,
     PyObj,
     Scalar,
     TupleVal,
@@ -88,6 +91,9 @@ class Calls:
         if not isinstance(func, PyObj):
             raise self.core.error(TypeMismatch, f"a {describe(func)} is not callable", node.func)
         intrinsic = lookup_intrinsic(func.obj)
+        if intrinsic is not None and intrinsic.kind == "local":
+            local = LocalArrays(self.core, self.arith, self.exprs.names)
+            return local.construct(intrinsic.name, func, node)
         if intrinsic is not None:
             if node.keywords:
                 raise self.core.unsupported(
@@ -135,6 +141,8 @@ class Calls:
             xs = [self.core.convert(s, F64, True).value for s in scalars]
             if intr.name == "pow":
                 return Scalar(self.core.b.binary(Opcode.POW, xs[0], xs[1]), True)
+            if intr.name in ("degrees", "radians"):
+                return Library(self.core, self.arith).lower_math(intr.name, scalars[0])
             r = self.core.b.math(intr.name, xs)
             return Scalar(r, True)
         if intr.kind == "dtype":
@@ -188,6 +196,8 @@ class Calls:
                 return self.exprs.shape(a, 0)
             if isinstance(a, View | Elementwise):
                 return self.exprs.views.lengths(a)[0]
+            if isinstance(a, LocalArray):
+                return LocalArrays(self.core, self.arith, self.exprs.names).length(a)
             raise self.core.error(TypeMismatch, f"len() of a {describe(a)}", node)
         if name == "sum":
             return Reductions(self.core, self.arith).python_sum(args, node)
@@ -238,6 +248,9 @@ class Calls:
             )
         rt = key[0]
         name = intr.name
+        lowered = Library(self.core, self.arith).lower(name, xs, rt, node)
+        if lowered is not None:
+            return lowered
         if name in MATH_FUNCTIONS:
             if name in _ROUNDING and not xs[0].type.is_float:
                 return self.core.convert(xs[0], rt, False)  # NumPy 2: exact, same type

@@ -23,6 +23,7 @@ from offload.frontend.promote import TypeKey, describe_key, join
 from offload.frontend.source import FunctionSource
 from offload.frontend.values import (
     UNBOUND,
+    LocalArray,
     Scalar,
     Step,
     TupleVal,
@@ -37,7 +38,7 @@ from offload.ir.builder import Builder
 from offload.ir.core import Block, Value
 from offload.ir.ops import Opcode
 from offload.ir.semantics import wrap_int
-from offload.ir.types import ScalarType
+from offload.ir.types import U64, ScalarType
 
 Env = dict[str, Val | Unbound]
 Edge = tuple[Block, Env]
@@ -181,6 +182,17 @@ class LoweringCore:
 
     def const(self, value: bool | int | float, key: TypeKey) -> Scalar:
         t, weak = key
+        if weak and t.is_int and type(value) is int and not fits_type(value, t):
+            # A Python int beyond int64 is kept (as a weak uint64 constant) while it fits
+            # uint64: NumPy 2 (NEP 50) casts it to a uint64 partner; any other partner
+            # rejects it when the constant is converted (``convert``).
+            if not fits_type(value, U64):
+                raise TypeMismatch.at(
+                    f"the Python int {value} does not fit int64 or uint64",
+                    self.b.span,
+                    hint="integers in element functions are 64-bit (uint64 up to 2**64 - 1)",
+                )
+            t = U64
         if t.is_float and t.bits < 64:
             # A strong float32 constant holds its float32 value (its truth, its folds).
             with np.errstate(over="ignore"):
@@ -194,7 +206,7 @@ class LoweringCore:
         if s.type == t:
             return s if w == s.weak else Scalar(s.value, w, s.const, s.nonneg)
         if s.const is not None and not (t.is_int and isinstance(s.const, float)):
-            if s.weak and t.is_int and type(s.const) is int and not _fits(s.const, t):
+            if s.weak and t.is_int and type(s.const) is int and not fits_type(s.const, t):
                 # NumPy 2 (NEP 50) refuses a Python int its partner's type cannot hold.
                 raise TypeMismatch.at(
                     f"the Python int {s.const} does not fit {t.dtype}",
@@ -291,6 +303,11 @@ class LoweringCore:
     ) -> tuple[object, list[Scalar | int]] | Unbound:
         shapes = {structure(v) for v in vals}
         flats = [flatten(v) for v in vals]
+        if all(isinstance(v, LocalArray) for v in vals):
+            return Unbound(
+                "it names different local arrays on different paths (make one array before "
+                "the branch or loop and write into it)"
+            )
         if len(shapes) != 1 or any(f is None for f in flats):
             kinds = sorted({_kind(v) for v in vals})
             return Unbound(f"it holds different kinds of values on different paths ({kinds})")
@@ -351,7 +368,8 @@ def make_index_scalar(value: Value) -> Scalar:
     return Scalar(value, True, None, True)
 
 
-def _fits(value: int, t: ScalarType) -> bool:
+def fits_type(value: int, t: ScalarType) -> bool:
+    """Whether the int or bool type ``t`` holds ``value``."""
     bits = t.bits
     lo, hi = (-(1 << (bits - 1)), (1 << (bits - 1)) - 1) if t.is_signed else (0, (1 << bits) - 1)
     return lo <= value <= hi

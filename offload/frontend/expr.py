@@ -13,6 +13,7 @@ from offload.diagnostics import TypeMismatch, UnresolvedCall
 from offload.frontend.arith import Arith
 from offload.frontend.core import ExprHandler, LoweringCore
 from offload.frontend.intrinsics import MODULE_CONSTANTS
+from offload.frontend.local_arrays import LocalArrays
 from offload.frontend.names import Names
 from offload.frontend.optables import BINOPS
 from offload.frontend.reductions import METHODS, Reductions
@@ -20,6 +21,7 @@ from offload.frontend.values import (
     ArrayRef,
     BoundMethod,
     Elementwise,
+    LocalArray,
     PyObj,
     Scalar,
     TupleVal,
@@ -64,11 +66,7 @@ class Exprs:
         if isinstance(v, bool):
             return self.core.const(v, (BOOL, True))
         if isinstance(v, int):
-            if not -(2**63) <= v < 2**63:
-                raise self.core.error(
-                    TypeMismatch, f"integer constant {v} does not fit int64", node
-                )
-            return self.core.const(v, (I64, True))
+            return self.core.const(v, (I64, True))  # beyond int64: see ``core.const``
         if isinstance(v, float):
             return self.core.const(v, (F64, True))
         raise self.core.unsupported(node, f"the constant {v!r}")
@@ -83,6 +81,9 @@ class Exprs:
 
     def binop(self, node: ast.BinOp) -> Val:
         op = BINOPS.get(type(node.op))
+        repeated = LocalArrays(self.core, self.arith, self.names).repeat(node)
+        if repeated is not None:  # [0.0] * K
+            return repeated
         left = self.core.expr(node.left)
         right = self.core.expr(node.right)
         if op is None:  # '@': a dot product of views (reductions.py)
@@ -135,6 +136,8 @@ class Exprs:
             if slices:
                 raise self.core.unsupported(slices[0], "slicing a tuple", "index it: t[0]")
             return self._tuple_item(base, node)
+        if isinstance(base, LocalArray):
+            return LocalArrays(self.core, self.arith, self.names).read(base, index_nodes, node)
         if isinstance(base, ArrayRef) and len(index_nodes) == base.type.ndim and not slices:
             indices = [self.core.expr(ix) for ix in index_nodes]
             return self.load(base, indices, index_nodes, node)
@@ -196,6 +199,8 @@ class Exprs:
             return self._array_attr(base, attr, node)
         if isinstance(base, View | Elementwise):
             return self.views.measure(base, attr, node)
+        if isinstance(base, LocalArray):
+            return LocalArrays(self.core, self.arith, self.names).attribute(base, attr, node)
         if isinstance(base, PyObj):
             const = MODULE_CONSTANTS.get((id(base.obj), attr))
             if const is not None:

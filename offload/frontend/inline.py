@@ -23,7 +23,7 @@ from offload.diagnostics import (
 )
 from offload.frontend.core import RESULT, FunctionContext, LoweringCore
 from offload.frontend.source import FunctionSource, get_source
-from offload.frontend.values import Step, Val
+from offload.frontend.values import PyObj, Step, Val
 from offload.ir.types import BOOL, F64, I64
 
 
@@ -148,6 +148,12 @@ class Inliner:
             self.core.dead()
         else:
             self.core.stmts(fnode.body)
+            if self.core.live and len(self.core.inline_stack) > 1:
+                # A helper that falls off its end returns None, as Python's does (one that
+                # only writes into a local array it was passed); using it is an error.
+                none = PyObj(None, None, "None")
+                self.core.ctx.returns.append((self.core.b.block, {RESULT: none}))
+                self.core.dead()
             if self.core.live:
                 raise TypeMismatch.at(
                     f"'{src.name}' can reach its end without returning a value",

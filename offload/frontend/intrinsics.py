@@ -21,7 +21,8 @@ class Intrinsic:
     """An allowed callable: ``kind`` says how it is lowered, ``name`` which one."""
 
     kind: str
-    """``builtin`` (min, max, abs, int, float, bool, round, len, range), ``math``
+    """``builtin`` (min, max, abs, int, float, bool, round, len, range), ``local`` (np.zeros
+    and the other makers of local arrays), ``math``
     (math.* -> weak f64 result, Python semantics), ``ufunc`` (np.* -> keeps the strong float
     type), ``dtype`` (np.float32(x) and friends: a strong cast), ``reduce`` (np.sum and
     friends over a view: frontend/reductions.py)."""
@@ -87,6 +88,26 @@ for _n, _ir in _UFUNCS.items():
 for _n in ("abs", "absolute", "minimum", "maximum", "where", "power", "floor_divide",
            "remainder", "mod", "negative", "square", "sign"):  # fmt: skip
     _add(getattr(np, _n), Intrinsic("ufunc", _n, (3, 3) if _n == "where" else (1, 2)))
+
+LIBRARY_UFUNCS: dict[str, int] = {
+    "add": 2, "subtract": 2, "multiply": 2, "divide": 2, "true_divide": 2, "left_shift": 2,
+    "right_shift": 2, "bitwise_and": 2, "bitwise_or": 2, "bitwise_xor": 2, "equal": 2,
+    "not_equal": 2, "less": 2, "less_equal": 2, "greater": 2, "greater_equal": 2,
+    "logical_and": 2, "logical_or": 2, "logical_xor": 2, "logical_not": 1, "invert": 1,
+    "positive": 1, "reciprocal": 1, "signbit": 1, "deg2rad": 1, "radians": 1, "rad2deg": 1,
+    "degrees": 1, "round": 1, "around": 1, "bitwise_count": 1, "fmin": 2, "fmax": 2,
+    "clip": 3,
+}  # fmt: skip
+"""NumPy functions (``np.<name>`` -> arity) lowered to the IR's own ops by
+``offload/frontend/library.py``."""
+for _n, _k in LIBRARY_UFUNCS.items():
+    _add(getattr(np, _n), Intrinsic("ufunc", _n, (_k, _k)))
+_add(math.degrees, Intrinsic("math", "degrees"))
+_add(math.radians, Intrinsic("math", "radians"))
+
+# numpy functions that make a small local array (offload/frontend/local_arrays.py)
+for _n in ("zeros", "empty", "ones", "full", "array"):
+    _add(getattr(np, _n), Intrinsic("local", _n, (1, 3)))
 
 # numpy scalar types used as conversions: np.float32(x)
 for _n in ("bool_", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32",

@@ -26,6 +26,7 @@ from offload.frontend.conditions import Conditions
 from offload.frontend.core import FunctionContext, LoweringCore, make_index_scalar
 from offload.frontend.expr import Exprs
 from offload.frontend.inline import Inliner
+from offload.frontend.local_arrays import LocalArrays
 from offload.frontend.loops import Loops
 from offload.frontend.names import Names
 from offload.frontend.nodes import ArrayNode, delayed_key
@@ -81,6 +82,7 @@ class Lowering:
         core.add_handlers(exprs=exprs.handlers())
         core.add_handlers(exprs=Conditions(core, arith).handlers())
         core.add_handlers(exprs=Calls(core, arith, exprs, inliner, tree).handlers())
+        core.add_handlers(exprs=LocalArrays(core, arith, names).handlers())
         core.add_handlers(stmts=Statements(core, arith, names).handlers())
         core.add_handlers(stmts=Loops(core).handlers())
         return cls(core, inliner, tree)

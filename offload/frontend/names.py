@@ -22,7 +22,7 @@ from offload.frontend.intrinsics import lookup_intrinsic
 from offload.frontend.source import MISSING
 from offload.frontend.values import ArrayRef, PyObj, Scalar, Step, TupleVal, Unbound, Val
 from offload.ir.core import Capture
-from offload.ir.types import ArrayType
+from offload.ir.types import I64, ArrayType
 
 
 @dataclass(frozen=True)
@@ -96,12 +96,7 @@ class Names:
                 TypeMismatch, refused_array_message(f"captured '{name}'", type(obj)), node
             )
         if type(obj) is int and not -(2**63) <= obj < 2**63:
-            raise self.core.error(
-                TypeMismatch,
-                f"captured '{name}' = {obj} does not fit int64",
-                node,
-                hint="integers in element functions are 64-bit; capture a float instead",
-            )
+            return self.frozen_int(obj, path, key, name, node)
         if typed is None:
             dtype = getattr(obj, "dtype", type(obj).__name__)
             raise self.core.error(
@@ -135,10 +130,56 @@ class Names:
         self.core.resolved_objects[key] = (guard, True)
         return TupleVal(tuple(items))
 
+    def frozen_captured_int(self, name: str) -> int | None:
+        """The value of ``name`` where it is a captured Python int (not a local, not bool),
+        frozen into the kernel like a helper (valid while its path leads to this object);
+        ``None`` otherwise. For compile-time sizes (``np.zeros(N + 1)``)."""
+        ctx = self.core.ctx
+        if name in ctx.env or name in ctx.locals:
+            return None
+        fn = ctx.src.fn
+        obj = ctx.src.lookup(name)
+        if type(obj) is not int:
+            return None
+        if name in fn.__code__.co_freevars:
+            path: tuple[Step, ...] = (
+                *ctx.base_path,
+                ("closure", fn.__code__.co_freevars.index(name)),
+            )
+        elif name in fn.__globals__:
+            path = (*ctx.base_path, ("global", name))
+        else:
+            return None
+        key = tuple((k, id(a) if k == "const" else a) for k, a in path)
+        self.core.resolved_objects[key] = (path, obj)
+        return obj
 
-MAX_CAPTURED_TUPLE = 64
-"""Items of a captured tuple beyond which it is not captured item by item."""
+    def frozen_int(
+        self,
+        obj: int,
+        path: tuple[Step, ...],
+        key: tuple[object, ...],
+        name: str,
+        node: ast.AST | None,
+    ) -> Val:
+        """A captured Python int beyond int64 (``0xbf58476d1ce4e5b9``): no kernel parameter
+        holds it, so the kernel is specialised on it — a constant, valid while ``path``
+        still leads to this very object (the resolution test)."""
+        if not -(2**63) <= obj < 2**64:
+            raise self.core.error(
+                TypeMismatch,
+                f"captured '{name}' = {obj} does not fit int64 or uint64",
+                node,
+                hint="integers in element functions are 64-bit; capture a float instead",
+            )
+        self.core.resolved_objects[key] = (path, obj)
+        self.core.at(node)
+        return self.core.const(obj, (I64, True))
 
 
 def rule_hint(name: str) -> str:
     return f"define '{name}' at module level or in an enclosing function before compiling"
+
+
+MAX_CAPTURED_TUPLE = 64
+"""Items of a captured tuple beyond which it is not captured item by item."""

@@ -9,8 +9,9 @@ from dataclasses import dataclass
 from offload.diagnostics import TypeMismatch
 from offload.frontend.arith import Arith
 from offload.frontend.core import RESULT, Edge, LoweringCore, StmtHandler
+from offload.frontend.local_arrays import LocalArrays
 from offload.frontend.names import Names
-from offload.frontend.values import Scalar, TupleVal, Val, describe, flatten
+from offload.frontend.values import LocalArray, Scalar, TupleVal, Val, describe, flatten
 
 _AUG = {
     ast.Add: "add", ast.Sub: "sub", ast.Mult: "mul", ast.Div: "truediv",
@@ -61,6 +62,9 @@ class Statements:
         self.assign(node.target, self.core.expr(node.value))
 
     def augassign(self, node: ast.AugAssign) -> None:
+        if isinstance(node.target, ast.Subscript):
+            LocalArrays(self.core, self.arith, self.names).augment(node)
+            return
         if not isinstance(node.target, ast.Name):
             # a[i] += x, o.x += y: reported by analysis/writes.py before lowering
             raise self.core.unsupported(node.target, "this assignment target")
@@ -75,6 +79,8 @@ class Statements:
 
     def assign(self, target: ast.expr, value: Val) -> None:
         if isinstance(target, ast.Name):
+            if isinstance(value, LocalArray):
+                LocalArrays(self.core, self.arith, self.names).check_alias(value, target)
             self.core.ctx.env[target.id] = value
             if isinstance(value, Scalar) and value.value.hint is None and value.const is None:
                 value.value.hint = target.id
@@ -95,13 +101,17 @@ class Statements:
             for t, v in zip(target.elts, value.items, strict=True):
                 self.assign(t, v)
             return
+        if isinstance(target, ast.Subscript):
+            LocalArrays(self.core, self.arith, self.names).write(target, value, target)
+            return
         raise self.core.unsupported(target, "this assignment target")
 
     def return_(self, node: ast.Return) -> None:
         if node.value is None:
             raise self.core.error(TypeMismatch, "an element function must return a value", node)
         value = self.core.expr(node.value)
-        if flatten(value) is None:
+        helper = len(self.core.inline_stack) > 1
+        if flatten(value) is None and not (helper and isinstance(value, LocalArray)):
             raise self.core.error(
                 TypeMismatch,
                 f"cannot return a {describe(value)}",

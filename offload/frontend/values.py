@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from offload.ir.core import Value
-from offload.ir.types import ArrayType, ScalarType
+from offload.ir.types import ArrayType, LocalType, ScalarType
 
 Step = tuple[str, object]
 """One step of a capture path: ``("closure", k)``, ``("global", name)``, ``("attr", name)``,
@@ -67,6 +67,26 @@ class ArrayRef:
     def type(self) -> ArrayType:
         t = self.value.type
         assert isinstance(t, ArrayType)
+        return t
+
+
+@dataclass(frozen=True, eq=False)
+class LocalArray:
+    """A small local array of the element function (``offload/frontend/local_arrays.py``):
+    the ``LOCAL`` op's result, which every name bound to it shares (Python aliasing)."""
+
+    value: Value
+    weak: bool
+    """True for a Python list (its elements read as Python numbers), False for NumPy's."""
+    origin: str
+    """How it was made, for messages: ``np.zeros``, ``list``..."""
+    once: bool = True
+    """Made in the function's entry block (once per element, never again)."""
+
+    @property
+    def type(self) -> LocalType:
+        t = self.value.type
+        assert isinstance(t, LocalType)
         return t
 
 
@@ -151,7 +171,7 @@ class Unbound:
 
 UNBOUND = Unbound()
 
-Val = Scalar | TupleVal | ArrayRef | PyObj | Getter | View | Elementwise | BoundMethod
+Val = Scalar | TupleVal | ArrayRef | LocalArray | PyObj | Getter | View | Elementwise | BoundMethod
 
 
 def flatten(val: Val) -> list[Scalar] | None:
@@ -192,6 +212,9 @@ def describe(val: Val | Unbound) -> str:
         return f"tuple of {len(val.items)}"
     if isinstance(val, ArrayRef):
         return f"captured array of {val.type.elem.dtype} with {val.type.ndim} dimension(s)"
+    if isinstance(val, LocalArray):
+        kind = "list" if val.weak else "local array"
+        return f"{kind} of {val.type.elem.dtype} with shape {val.type.shape}"
     if isinstance(val, PyObj):
         return f"Python object {val.name!r}"
     if isinstance(val, Getter):

@@ -11,7 +11,7 @@ from typing import Any
 from offload.diagnostics import Span
 from offload.ir.core import Block, Branch, Capture, Function, Jump, Op, Return, Value
 from offload.ir.ops import COMPARE, MATH_PREDICATES, Opcode
-from offload.ir.types import BOOL, INDEX, ArrayType, ScalarType, Type
+from offload.ir.types import BOOL, INDEX, ArrayType, LocalType, ScalarType, Type
 
 
 class Builder:
@@ -121,6 +121,20 @@ class Builder:
     def load(self, array: Value, indices: list[Value]) -> Value:
         assert isinstance(array.type, ArrayType)
         return self.op(Opcode.LOAD, [array, *indices], array.type.elem)
+
+    def local(self, t: LocalType) -> Value:
+        """A new local array (contents undefined)."""
+        return self.op(Opcode.LOCAL, [], t)
+
+    def local_load(self, array: Value, indices: list[Value]) -> Value:
+        assert isinstance(array.type, LocalType)
+        return self.op(Opcode.LOCAL_LOAD, [array, *indices], array.type.elem)
+
+    def local_store(self, array: Value, indices: list[Value], value: Value) -> Value:
+        return self.op(Opcode.LOCAL_STORE, [array, *indices, value], BOOL)
+
+    def local_fill(self, array: Value, value: Value) -> Value:
+        return self.op(Opcode.LOCAL_FILL, [array, value], BOOL)
 
     def shape(self, array: Value, axis: int) -> Value:
         return self.op(Opcode.SHAPE, [array], INDEX, {"axis": axis})

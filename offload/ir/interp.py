@@ -14,10 +14,10 @@ from typing import Any
 import numpy as np
 
 from offload.ir.core import Block, Branch, Function, Jump, Op, Return, Value
-from offload.ir.ops import TILE_OPS, Opcode
+from offload.ir.ops import LOCAL_OPS, TILE_OPS, Opcode
 from offload.ir.semantics import eval_op_unchecked
 from offload.ir.tile_ops import eval_tile_op
-from offload.ir.types import ArrayType, ScalarType
+from offload.ir.types import ArrayType, LocalType, ScalarType
 
 DEFAULT_MAX_STEPS = 10_000_000
 """Default limit on executed ops + terminators per element (guards against endless loops)."""
@@ -140,6 +140,30 @@ class _Machine:
                 )
         return arr[idx]
 
+    def _local(self, op: Op, env: dict[Value, Any]) -> Any:
+        """The local-array ops: a fresh array per ``LOCAL``; loads and stores in bounds."""
+        t = op.result.type
+        if op.opcode is Opcode.LOCAL:
+            assert isinstance(t, LocalType)
+            # Undefined contents: zeros here (a backend's np.empty may hold anything).
+            return np.zeros(t.shape, dtype=t.elem.dtype)
+        arr = env[op.operands[0]]
+        if op.opcode is Opcode.LOCAL_FILL:
+            arr[...] = env[op.operands[1]]
+            return np.bool_(True)
+        rank = arr.ndim
+        idx = tuple(int(env[v]) for v in op.operands[1 : 1 + rank])
+        for i, n in zip(idx, arr.shape, strict=True):
+            if not 0 <= i < n:
+                raise IndexError(
+                    f"index {idx} is out of bounds for a local array of shape {arr.shape}"
+                    + (f" (at {op.span})" if op.span is not None else "")
+                )
+        if op.opcode is Opcode.LOCAL_LOAD:
+            return arr[idx]
+        arr[idx] = env[op.operands[-1]]
+        return np.bool_(True)
+
     def _op(self, op: Op, env: dict[Value, Any]) -> Any:
         opcode = op.opcode
         if opcode is Opcode.LOAD:
@@ -149,6 +173,8 @@ class _Machine:
             return eval_tile_op(op, env, self._load)
         if opcode is Opcode.SHAPE:
             return np.int64(env[op.operands[0]].shape[op.attrs["axis"]])
+        if opcode in LOCAL_OPS:
+            return self._local(op, env)
         result_type = op.result.type
         assert isinstance(result_type, ScalarType)
         return eval_op_unchecked(opcode, op.attrs, [env[v] for v in op.operands], result_type)

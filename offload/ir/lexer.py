@@ -24,7 +24,7 @@ _TOKEN = re.compile(
     r"""
     (?P<ws>\s+)
   | (?P<arrow>->)
-  | (?P<type>array<[^<>]*>)
+  | (?P<type>(?:array|local)<[^<>]*>)
   | (?P<value>%[^\s,(){}:=#"]+)
   | (?P<block>\^[^\s,(){}:=#"]+)
   | (?P<func>@[^\s,(){}:=#"]+|@"[^"]*")

@@ -18,6 +18,21 @@ Semantics (the interpreter in ``interp.py`` is the executable specification):
 * ``SHAPE(a)`` with ``attrs["axis"]`` is ``a.shape[axis]`` as ``i64``.
 * ``CONST`` has ``attrs["value"]`` (a Python bool/int/float of the result's type).
 
+Local arrays (``np.zeros(K)``, ``[0.0] * K``, ``np.array([x, y])`` in the element
+function; ``types.LocalType`` gives the element type and compile-time shape). They are the
+IR's only mutable state, so these ops are ordered: passes neither delete, merge, reorder
+nor speculate them (``LOCAL_OPS``; ``HAS_EFFECT`` for the writes):
+
+* ``LOCAL`` makes a new array of its result's ``local<elem,shape>`` type, contents
+  undefined (``np.empty``); one per execution of the op.
+* ``LOCAL_LOAD(t, i0, .., ik)`` reads ``t`` at in-bounds, non-negative indices.
+* ``LOCAL_STORE(t, i0, .., ik, v)`` writes ``v`` (of the element type) there; ``bool``
+  (always true, like ``BARRIER``).
+* ``LOCAL_FILL(t, v)`` writes ``v`` to every element; ``bool``.
+
+An index outside the array is undefined in the default mode, like a captured array's;
+with bounds checking a backend reports it (the interpreter raises ``IndexError``).
+
 GPU tiling ops, made only by ``offload.opt.stage`` for the GPU backend (never by the
 frontend, never seen by the optimiser; the CPU backends reject them). A rank-2 kernel that
 holds them runs in square thread tiles of ``attrs["tile"]`` x ``attrs["tile"]`` threads, a
@@ -89,6 +104,11 @@ class Opcode(enum.Enum):
     MATH = "math"
     LOAD = "load"
     SHAPE = "shape"
+    # small local arrays (see "Local arrays" above)
+    LOCAL = "local"
+    LOCAL_LOAD = "local_load"
+    LOCAL_STORE = "local_store"
+    LOCAL_FILL = "local_fill"
     # GPU tiling (offload.opt.stage only)
     LANE = "lane"
     STAGE = "stage"
@@ -139,7 +159,15 @@ def commutes(opcode: Opcode, float_operands: bool) -> bool:
 TILE_OPS = frozenset({Opcode.LANE, Opcode.STAGE, Opcode.TILE_READ, Opcode.BARRIER})
 """The GPU tiling ops (see the module docstring)."""
 
-MAY_FAULT = frozenset({Opcode.LOAD, Opcode.STAGE, Opcode.TILE_READ})
+LOCAL_OPS = frozenset({Opcode.LOCAL, Opcode.LOCAL_LOAD, Opcode.LOCAL_STORE, Opcode.LOCAL_FILL})
+"""The local-array ops: never deleted while used, merged, reordered or speculated."""
+
+HAS_EFFECT = frozenset({Opcode.LOCAL_STORE, Opcode.LOCAL_FILL})
+"""Ops that must run even when nothing uses their result (writes to a local array)."""
+
+MAY_FAULT = frozenset(
+    {Opcode.LOAD, Opcode.STAGE, Opcode.TILE_READ, Opcode.LOCAL_LOAD, Opcode.LOCAL_STORE}
+)
 """Ops that may fault if speculated (an out-of-bounds read). Integer division by zero does
 not fault in this IR (it gives 0, like NumPy), so it is safe to speculate."""
 
@@ -170,6 +198,8 @@ MATH_FUNCTIONS: dict[str, int] = {
     "atanh": 1,
     "erf": 1,
     "erfc": 1,
+    "gamma": 1,  # C tgamma: +-inf at +-0, NaN at negative integers and -inf
+    "lgamma": 1,  # log|gamma|: inf at the poles
     "fabs": 1,
     "floor": 1,
     "ceil": 1,

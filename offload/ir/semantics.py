@@ -177,6 +177,26 @@ def _math_via_double(fn: Callable[[float], float]) -> Callable[[Scalar], Scalar]
     return apply
 
 
+def _gamma(x: float) -> float:
+    """C ``tgamma`` (what numba and libdevice compute; CPython's ``math.gamma`` raises
+    instead): ``copysign(inf, x)`` at zero, NaN at negative integers and -inf, inf past
+    the largest finite value."""
+    try:
+        return math.gamma(x)
+    except ValueError:
+        return math.copysign(math.inf, x) if x == 0 else math.nan
+    except OverflowError:
+        return math.inf
+
+
+def _lgamma(x: float) -> float:
+    """C ``lgamma``: ``log|gamma(x)|``, inf at the poles (zero and negative integers)."""
+    try:
+        return math.lgamma(x)
+    except (ValueError, OverflowError):
+        return math.inf
+
+
 def _rsqrt(x: Scalar) -> Scalar:
     """``1/sqrt(x)`` rounded twice, in ``x``'s type: what the fastmath rewrite replaced
     (a device's approximate reciprocal square root may differ by a few ulps)."""
@@ -207,6 +227,8 @@ MATH_IMPL: dict[str, Callable[..., Scalar]] = {
     "atanh": np.arctanh,
     "erf": _math_via_double(math.erf),
     "erfc": _math_via_double(math.erfc),
+    "gamma": _math_via_double(_gamma),
+    "lgamma": _math_via_double(_lgamma),
     "fabs": np.fabs,
     "floor": np.floor,
     "ceil": np.ceil,

@@ -57,7 +57,30 @@ class ArrayType:
         return f"array<{self.elem},{self.ndim}>"
 
 
-Type = ScalarType | ArrayType
+@dataclass(frozen=True)
+class LocalType:
+    """A small local array of the element function (``np.zeros(K)``, ``[0.0] * K``): its
+    element type and compile-time shape. Values of this type are made only by ``LOCAL``
+    and read and written only by ``LOCAL_LOAD``/``LOCAL_STORE``/``LOCAL_FILL``."""
+
+    elem: ScalarType
+    """Element type."""
+    shape: tuple[int, ...]
+    """The extents, each >= 1 (rank 1 or 2)."""
+
+    def __str__(self) -> str:
+        return f"local<{self.elem},{'x'.join(map(str, self.shape))}>"
+
+    @property
+    def size(self) -> int:
+        """The number of elements."""
+        n = 1
+        for k in self.shape:
+            n *= k
+        return n
+
+
+Type = ScalarType | ArrayType | LocalType
 
 
 def _scalar(name: str, dtype: str) -> ScalarType:
@@ -99,8 +122,11 @@ def scalar_of_dtype(dtype: object) -> ScalarType | None:
 
 
 def parse_type(text: str) -> Type:
-    """Parse a printed type: ``f32`` or ``array<f32,2>``."""
+    """Parse a printed type: ``f32``, ``array<f32,2>`` or ``local<f64,4x3>``."""
     text = text.strip()
+    if text.startswith("local<") and text.endswith(">"):
+        elem, dims = text[len("local<") : -1].split(",")
+        return LocalType(scalar_by_name(elem.strip()), tuple(int(d) for d in dims.split("x")))
     if text.startswith("array<") and text.endswith(">"):
         elem, ndim = text[len("array<") : -1].split(",")
         return ArrayType(scalar_by_name(elem.strip()), int(ndim))

@@ -10,6 +10,7 @@ from offload.ir.core import Op
 from offload.ir.ops import (
     BINARY_ARITH,
     COMPARE,
+    LOCAL_OPS,
     MATH_FUNCTIONS,
     MATH_PREDICATES,
     TILE_OPS,
@@ -17,7 +18,7 @@ from offload.ir.ops import (
     Opcode,
 )
 from offload.ir.tile_ops import tile_op_errors
-from offload.ir.types import BOOL, I32, INDEX, ArrayType, ScalarType, Type
+from offload.ir.types import BOOL, I32, INDEX, ArrayType, LocalType, ScalarType, Type
 
 # Which result kinds (NumPy dtype kinds: b bool, i/u int, f float) each op accepts.
 _INT = "iu"
@@ -66,6 +67,8 @@ def op_type_errors(op: Op) -> list[str]:
 
     if opcode in TILE_OPS:
         return tile_op_errors(op)
+    if opcode in LOCAL_OPS:
+        return _local_errors(op)
     if opcode is Opcode.LOAD:
         if not operands or not isinstance(types[0], ArrayType):
             return [*errs, "load needs an array as its first operand"]
@@ -96,7 +99,10 @@ def op_type_errors(op: Op) -> list[str]:
         return [f"result has non-scalar type {rt}"]
     for k, t in enumerate(types):
         if not isinstance(t, ScalarType):
-            errs.append(f"operand {k} has array type {t}; only load and shape take arrays")
+            errs.append(
+                f"operand {k} has array type {t}; only load, shape and the local-array ops "
+                "take arrays"
+            )
     if errs:
         return errs
     kind = rt.dtype.kind
@@ -173,4 +179,51 @@ def _math_errors(op: Op, types: list[Type], rt: ScalarType) -> list[str]:
     expected = BOOL if name in MATH_PREDICATES else first
     if rt != expected:
         errs.append(f"math {name} result has type {rt}, expected {expected}")
+    return errs
+
+
+MAX_LOCAL_ELEMENTS = 1024
+"""The most elements a local array may have (the frontend reports a larger one)."""
+
+
+def _local_errors(op: Op) -> list[str]:
+    """``LOCAL``, ``LOCAL_LOAD``, ``LOCAL_STORE``, ``LOCAL_FILL`` (see ``ops.py``)."""
+    opcode, operands, rt = op.opcode, op.operands, op.result.type
+    if opcode is Opcode.LOCAL:
+        if operands:
+            return [f"local takes no operands, found {len(operands)}"]
+        if not isinstance(rt, LocalType):
+            return [f"local result has type {rt}, expected local<elem,shape>"]
+        if not 1 <= len(rt.shape) <= 2 or min(rt.shape) < 1 or rt.size > MAX_LOCAL_ELEMENTS:
+            return [f"local shape {rt.shape} is not 1 or 2 extents >= 1 of at most "
+                    f"{MAX_LOCAL_ELEMENTS} elements"]  # fmt: skip
+        return []
+    if not operands or not isinstance(operands[0].type, LocalType):
+        return [f"{opcode} needs a local array as its first operand"]
+    lt = operands[0].type
+    errs: list[str] = []
+    if opcode is Opcode.LOCAL_FILL:
+        index: list[Type] = []
+        stored: Type | None = operands[1].type if len(operands) == 2 else None
+        if len(operands) != 2:
+            errs.append(f"local_fill takes 2 operands, found {len(operands)}")
+    else:
+        rank = len(lt.shape)
+        store = opcode is Opcode.LOCAL_STORE
+        want = 1 + rank + int(store)
+        if len(operands) != want:
+            return [f"{opcode} of a rank-{rank} local array takes {want} operands, found "
+                    f"{len(operands)}"]  # fmt: skip
+        index = [v.type for v in operands[1 : 1 + rank]]
+        stored = operands[-1].type if store else None
+    errs += [
+        f"{opcode} index {k} has type {t}, expected i64"
+        for k, t in enumerate(index)
+        if t not in (INDEX, I32)
+    ]
+    if stored is not None and stored != lt.elem:
+        errs.append(f"{opcode} stores a {stored}, expected the element type {lt.elem}")
+    want_rt = lt.elem if opcode is Opcode.LOCAL_LOAD else BOOL
+    if rt != want_rt:
+        errs.append(f"{opcode} result has type {rt}, expected {want_rt}")
     return errs

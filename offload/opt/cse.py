@@ -14,7 +14,7 @@ from typing import Any
 
 from offload.ir.cfg import dominator_tree
 from offload.ir.core import Block, Function, Op, Value
-from offload.ir.ops import commutes
+from offload.ir.ops import LOCAL_OPS, commutes
 from offload.ir.types import ScalarType
 from offload.opt.base import FunctionPass
 from offload.opt.util import remove_unreachable, replace_uses, resolve
@@ -64,6 +64,11 @@ class CommonSubexpressions(FunctionPass):
             kept = []
             for op in block.ops:
                 op.operands = [resolve(mapping, v) for v in op.operands]
+                if op.opcode in LOCAL_OPS:  # local-array state: never merged
+                    counter += 1
+                    number[op.result] = counter
+                    kept.append(op)
+                    continue
                 key = op_key(op, number)
                 found = next((s[key] for s in reversed(chain) if key in s), None)
                 if found is not None:

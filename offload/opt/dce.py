@@ -2,7 +2,8 @@
 
 Removes unreachable blocks, ops whose results are never used (``LOAD``s included: they have
 no effect), and block arguments that no live op, branch condition or return needs, together
-with the values passed to them. Liveness starts at returns and branch conditions and flows
+with the values passed to them. Liveness starts at returns, branch conditions and the
+writes to local arrays that are read (a write to one never read is dead too), and flows
 backwards through operands and through edges into live block arguments.
 """
 
@@ -11,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from offload.ir.core import Branch, Function, Jump, Return, Value
+from offload.ir.ops import HAS_EFFECT, Opcode
 from offload.opt.base import FunctionPass
 from offload.opt.util import definitions, drop_block_args, remove_unreachable
 
@@ -34,6 +36,9 @@ def live_values(fn: Function) -> set[Value]:
         for params, args in edges:
             for p, a in zip(params, args, strict=False):
                 feeds.setdefault(p, []).append(a)
+    # A write to a local array is live where the array is read at all (``ops.HAS_EFFECT``).
+    read = {op.operands[0] for op in fn.ops() if op.opcode is Opcode.LOCAL_LOAD}
+    work.extend(op.result for op in fn.ops() if op.opcode in HAS_EFFECT and op.operands[0] in read)
     live: set[Value] = set()
     while work:
         v = work.pop()

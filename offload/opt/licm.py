@@ -17,7 +17,7 @@ from offload.analysis.range_transfer import transfer
 from offload.analysis.ranges import Range, RangeFacts
 from offload.ir.cfg import predecessors, reverse_postorder
 from offload.ir.core import Block, Branch, Function, Jump, Op, Value
-from offload.ir.ops import COMPARE, MAY_FAULT
+from offload.ir.ops import COMPARE, LOCAL_OPS, MAY_FAULT
 from offload.ir.types import ScalarType
 from offload.opt.base import FunctionPass
 from offload.opt.util import Loop, def_blocks, edge_args, natural_loops, remove_unreachable
@@ -131,6 +131,8 @@ def _hoist(fn: Function, loop: Loop, facts: _Facts) -> bool:
         kept = []
         for op in block.ops:
             invariant = all(v in hoisted or where.get(v) not in loop.blocks for v in op.operands)
+            if op.opcode in LOCAL_OPS:  # local-array state stays where it is ordered
+                invariant = False
             if invariant and (op.opcode not in MAY_FAULT or block in sure):
                 hoisted.add(op.result)
                 moved.append(op)

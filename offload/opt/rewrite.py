@@ -18,13 +18,13 @@ from offload.analysis.ranges import Range, RangeFacts, type_range
 from offload.diagnostics import Span
 from offload.ir.cfg import dominates, dominators, reverse_postorder
 from offload.ir.core import Block, Function, Op, Value
-from offload.ir.ops import Opcode, commutes
+from offload.ir.ops import LOCAL_OPS, Opcode, commutes
 from offload.ir.semantics import SemanticsError, eval_op
 from offload.ir.types import ScalarType
 from offload.opt.poly import Expander, Poly
 from offload.opt.util import remove_unreachable, replace_uses, resolve
 
-NOT_FOLDABLE = frozenset({Opcode.CONST, Opcode.LOAD, Opcode.SHAPE})
+NOT_FOLDABLE = frozenset({Opcode.CONST, Opcode.LOAD, Opcode.SHAPE}) | LOCAL_OPS
 """Ops whose value depends on more than their operands' values."""
 
 

@@ -13,7 +13,8 @@ that ``1 - c*d`` against ``c*d + 1`` falls back in step after two unmatched ops.
 emitted alone is a *mismatch* and must be safe to run on both paths. More than
 ``options.select_threshold`` mismatches, or an unsafe op, abandons the merge.
 
-Speculation safety: every op is pure, and only a ``LOAD`` can fault (``ops.MAY_FAULT``).
+Speculation safety: every op is pure, and only a ``LOAD`` can fault (``ops.MAY_FAULT``);
+the local-array ops (``ops.LOCAL_OPS``) are never speculated either.
 A load paired with a load of the other arm is safe (each path reads the index it would
 have read). A load only one arm performs is never speculated: ``if i > 0: x = a[i - 1]``
 stays a branch, since nothing here knows the array's extent.
@@ -26,12 +27,16 @@ from dataclasses import dataclass
 
 from offload.ir.cfg import predecessors
 from offload.ir.core import Block, Branch, Function, Jump, Op, Value
-from offload.ir.ops import MAY_FAULT, Opcode
+from offload.ir.ops import LOCAL_OPS, Opcode
+from offload.ir.ops import MAY_FAULT as _FAULTS
 from offload.ir.types import ArrayType
 from offload.opt.base import FunctionPass
 from offload.opt.cse import op_key
 from offload.opt.util import merge_chains, remove_unreachable, resolve
 from offload.options import CompileOptions
+
+MAY_FAULT = _FAULTS | LOCAL_OPS
+"""Ops an arm may not run speculatively: faulting reads and local-array state."""
 
 MAX_ARM_OPS = 32
 """Arms longer than this are left as branches (both would run on every path)."""

@@ -22,7 +22,7 @@ from offload.emit.template import expr, name
 from offload.ir.core import Function
 from offload.ir.ops import Opcode
 from offload.ir.tile_ops import tile_of
-from offload.ir.types import I32, ArrayType, ScalarType
+from offload.ir.types import I32, ArrayType, LocalType, ScalarType
 from offload.ptx.intrinsics import NSW_FUNCTIONS, RSQRT_FUNCTIONS
 
 ERR_SLOTS = 4
@@ -95,6 +95,10 @@ def tile_array(slot: int) -> str:
 ERR = "olerr"
 
 
+LOCAL_SITE = -1
+"""The capture number a fault record holds for an access to a local array."""
+
+
 class PointerHooks(BaseHooks):
     """Loads as ``cap[i0*s0 + i1*s1 ...]``; results stored at the linear index."""
 
@@ -159,6 +163,11 @@ class PointerHooks(BaseHooks):
         if fn == "rsqrt" and t.dtype.name in RSQRT_FUNCTIONS:
             return ast.Call(name(RSQRT_FUNCTIONS[t.dtype.name]), args, [])
         return super().math(fn, args, t)
+
+    def local_array(self, t: LocalType) -> ast.expr:
+        # Registers or local memory: numba-cuda's per-thread array (an alloca).
+        shape = t.shape[0] if len(t.shape) == 1 else t.shape
+        return expr(f"cuda.local.array({shape!r}, np.{t.elem.dtype.name})")
 
     def shape(self, capture_index: int, axis: int) -> ast.expr:
         return name(cap_extent(capture_index, axis))
@@ -236,6 +245,11 @@ class PointerHooks(BaseHooks):
             return ast.Subscript(name(tile_array(slot)), at, ast.Load())
         row, col = (it, name(TILE_LANES[1])) if along == 1 else (name(TILE_LANES[0]), it)
         return ast.Subscript(name(tile_array(slot)), ast.Tuple([row, col], ast.Load()), ast.Load())
+
+    def local_bounds_fail(
+        self, t: LocalType, index_exprs: list[ast.expr], span: Span | None
+    ) -> list[ast.stmt]:
+        return self.bounds_fail(LOCAL_SITE, index_exprs, span)  # capture -1: a local array
 
     def bounds_fail(
         self, capture_index: int, index_exprs: list[ast.expr], span: Span | None

@@ -175,6 +175,11 @@ def bounds_error(
     """The ``IndexError`` for a fault record ``[flag, line, capture, linear element]``."""
     line, capture, linear = int(record[1]), int(record[2]), int(record[3])
     element = tuple(int(i) for i in np.unravel_index(linear, shape)) if shape else ()
+    if capture == -1:  # ptx.hooks.LOCAL_SITE
+        return IndexError(
+            f"{user_name}: out-of-bounds index into a local array at element {element} "
+            f"(line {line})"
+        )
     what = capture_names[capture] if 0 <= capture < len(capture_names) else f"#{capture}"
     return IndexError(
         f"{user_name}: out-of-bounds read of '{what}' at element {element} (line {line})"

@@ -29,16 +29,16 @@ def test_tuples_docstrings_and_calls_that_do_not_allocate_are_fine() -> None:
 
 def test_every_numpy_array_constructor_is_an_allocation() -> None:
     def f(i: int) -> Any:
-        a = np.ones(2)
-        b = np.full(3, 1.0)
+        a = np.ones(len(A))  # a local array of constant size is allowed (not this one)
+        b = np.full(A.shape[0], 1.0)
         c = np.arange(i)
         d = np.linspace(0.0, 1.0, 5)
         e = np.copy(A)
         return i
 
     assert _alloc(f) == [
-        ("allocation", "np.ones(2)"),
-        ("allocation", "np.full(3, 1.0)"),
+        ("allocation", "np.ones(len(A))"),
+        ("allocation", "np.full(A.shape[0], 1.0)"),
         ("allocation", "np.arange(i)"),
         ("allocation", "np.linspace(0.0, 1.0, 5)"),
         ("allocation", "np.copy(A)"),
@@ -69,17 +69,28 @@ def test_numpy_scalar_types_are_conversions_not_constructions() -> None:
     assert _alloc(f) == []
 
 
-def test_a_string_is_reported_once_and_a_nested_list_twice() -> None:
+def test_a_string_is_reported_once_and_a_nested_set_twice() -> None:
     def f(i: int) -> Any:
         s = "x"
-        nested = [[i], i]
+        nested = {frozenset({i}), i}
         return i
 
     assert _alloc(f) == [
         ("allocation", '"x"'),
-        ("allocation", "[[i], i]"),
-        ("allocation", "[i]"),
+        ("allocation", "{frozenset({i}), i}"),
+        ("allocation", "{i}"),
+        ("allocation", "frozenset({i})"),
     ]
+
+
+def test_local_arrays_of_constant_size_and_dtype_strings_are_not_allocations() -> None:
+    def f(i: int) -> Any:
+        a = np.zeros(3, dtype="float32")
+        b = [0.0] * 4
+        c = np.array([i, i + 1])
+        return a[0] + b[1] + c[0]
+
+    assert _alloc(f) == []
 
 
 def test_comprehension_contents_do_not_cascade() -> None:

@@ -25,7 +25,7 @@ A = np.zeros(4)
 
 def three_kinds(i: int) -> Any:
     A[i] = 1.0
-    xs = [i]
+    xs = {i}
     print(i)
     return i
 
@@ -38,7 +38,7 @@ def test_three_violations_in_one_function_are_all_reported_in_one_error() -> Non
     assert info.value.diagnostics == tuple(diags)
     text = str(info.value)
     assert text.count(": error: ") == 3
-    assert "writing to 'A'" in text and "list literals" in text and "print()" in text
+    assert "writing to 'A'" in text and "set literals" in text and "print()" in text
 
 
 def test_no_diagnostics_raises_nothing() -> None:
@@ -61,7 +61,7 @@ def test_diagnostics_sort_by_file_line_column_with_unlocated_last() -> None:
 
 def test_raised_class_is_the_first_diagnostics_class() -> None:
     def f(i: int) -> Any:
-        return [i] if i else A.cumsum()
+        return {i} if i else A.cumsum()
 
     with pytest.raises(OffloadError) as info:
         raise_diagnostics(check_function(get_source(f)))

@@ -20,13 +20,13 @@ FILE = __file__
 
 
 def _allocates_and_writes(x: Any) -> Any:
-    t = [x, x]
+    t = {x, x}
     X[0, 0] = 1.0
     return t[0]
 
 
 def _allocates(i: int, j: int) -> Any:
-    t = [i, j]
+    t = {i, j}
     return t[0] * 1.0
 
 
@@ -51,7 +51,7 @@ def test_every_violation_of_a_map_function_is_reported_together_at_its_node() ->
     rules = [diag.rule for diag in info.value.diagnostics]
     assert rules == ["allocation", "write"]
     alloc, write = (_located(diag) for diag in info.value.diagnostics)
-    assert alloc[1].startswith("[x, x]")
+    assert alloc[1].startswith("{x, x}")
     assert write[1].startswith("X[0, 0]")
     assert write[0] == alloc[0] + 1
 

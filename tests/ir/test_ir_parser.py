@@ -72,16 +72,20 @@ EVERY_OPCODE = EVERY_HEADER + textwrap.dedent(
       %49 = stage %a.2, %i.0, %48 {slot = 0, tile = 16} : bool
       %50 = tile_read %a.2, %i.0, %j.1, %48 {along = 0, slot = 0} : f32
       %51 = barrier : bool
+      %52 = local : local<f64,2x3>
+      %53 = local_fill %52, %9 : bool
+      %54 = local_store %52, %i.0, %j.1, %14 : bool
+      %55 = local_load %52, %i.0, %j.1 : f64
       condbr %38, ^bb4(%44, %43), ^bb2
     ^bb1:
-      %52 = const 2.0 : f32
-      br ^join.3(%52, %i.0, %13)
+      %56 = const 2.0 : f32
+      br ^join.3(%56, %i.0, %13)
     ^bb2:
       br ^join.3(%44, %43, %46)
-    ^join.3(%r.53: f32, %n.54: i64, %b.55: bool):
-      return %r.53, %n.54, %b.55
-    ^bb4(%56: f32, %57: i64):
-      br ^join.3(%56, %57, %12)
+    ^join.3(%r.57: f32, %n.58: i64, %b.59: bool):
+      return %r.57, %n.58, %b.59
+    ^bb4(%60: f32, %61: i64):
+      br ^join.3(%60, %61, %12)
     }
     """
 )

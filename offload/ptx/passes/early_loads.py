@@ -22,12 +22,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from offload.ir.core import Block, Function, Op, Value
-from offload.ir.ops import Opcode
+from offload.ir.ops import LOCAL_OPS, Opcode
 from offload.opt.base import FunctionPass
 from offload.options import CompileOptions
 
-_ORDERED = frozenset({Opcode.STAGE, Opcode.TILE_READ, Opcode.BARRIER})
-"""Shared-memory ops, which keep their places among themselves."""
+_ORDERED = frozenset({Opcode.STAGE, Opcode.TILE_READ, Opcode.BARRIER}) | LOCAL_OPS
+"""Shared-memory and local-array ops, which keep their places among themselves."""
 
 
 def _needs(op: Op, defs: dict[Value, Op]) -> set[int]:

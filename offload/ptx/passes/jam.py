@@ -31,7 +31,7 @@ from dataclasses import dataclass
 
 from offload.analysis.uniform import NONE, Deps, thread_dependence
 from offload.ir.core import Block, Branch, Function, Jump, Op, Return, Value
-from offload.ir.ops import TILE_OPS
+from offload.ir.ops import TILE_OPS, Opcode
 from offload.ir.types import ScalarType
 from offload.opt.base import FunctionPass
 
@@ -141,6 +141,8 @@ class JamIndex(FunctionPass):
             return fn
         if min(self.factors) < 1 or any(op.opcode in TILE_OPS for op in fn.ops()):
             return fn
+        if any(op.opcode is Opcode.LOCAL for op in fn.ops()):
+            return fn  # a copy of every local array per blocked element: local memory
         deps = thread_dependence(fn)
         blocked = {axis for axis, f in enumerate(self.factors) if f > 1}
         for block in fn.blocks:

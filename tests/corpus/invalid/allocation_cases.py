@@ -19,11 +19,11 @@ class Point:
         self.y = y
 
 
-@expect(AllocationNotAllowed, line=26, col=12, caret="[x, y]")
+@expect(AllocationNotAllowed, line=26, col=12, caret="[[x], y]")
 def list_literal(i: int) -> Any:
     x = A[i]
     y = x * 2.0
-    pair = [x, y]
+    pair = [[x], y]  # a list of lists (a flat list display is a local array)
     return pair[0]
 
 
@@ -63,15 +63,15 @@ def generator_expression(i: int) -> Any:
     return values
 
 
-@expect(AllocationNotAllowed, line=68, col=11, caret="np.zeros(3)")
+@expect(AllocationNotAllowed, line=68, col=11, caret="np.zeros(len(A))")
 def numpy_zeros(i: int) -> Any:
-    buf = np.zeros(3)
+    buf = np.zeros(len(A))
     return buf[0] + i
 
 
-@expect(AllocationNotAllowed, line=74, col=9, caret="np.array((i, i + 1))")
+@expect(AllocationNotAllowed, line=74, col=9, caret="np.array(A)")
 def numpy_array(i: int) -> Any:
-    v = np.array((i, i + 1))
+    v = np.array(A)
     return v[1]
 
 

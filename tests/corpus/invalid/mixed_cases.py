@@ -20,9 +20,9 @@ from tests.corpus.invalid._registry import expect
 A = np.arange(16, dtype=np.float64)
 
 
-@expect(AllocationNotAllowed, line=25, col=26, caret="[ψ, i]")
+@expect(AllocationNotAllowed, line=25, col=26, caret="{ψ, i}")
 def non_ascii_before_the_error(i: int) -> Any:
-    ψ = A[i]; λ_вектор = [ψ, i]  # fmt: skip
+    ψ = A[i]; λ_вектор = {ψ, i}  # fmt: skip
     return λ_вектор[0]
 
 
@@ -44,17 +44,17 @@ def _registered(tag: str) -> Callable[[Any], Any]:
     return wrap
 
 
-@expect(AllocationNotAllowed, line=53, col=12, caret="np.ones(2)")
+@expect(AllocationNotAllowed, line=53, col=12, caret="np.ones(A.size)")
 @_registered(
     "multi-line decorator",
 )
 @_identity
 def decorated_function(i: int) -> Any:
-    return np.ones(2)[0] + i
+    return np.ones(A.size)[0] + i
 
 
 def _inner_helper(x: float) -> Any:
-    pair = [x, x * 2.0]
+    pair = {x, x * 2.0}
     return pair[1]
 
 
@@ -66,7 +66,7 @@ def _outer_helper(x: float) -> Any:
     AllocationNotAllowed,
     line=57,
     col=12,
-    caret="[x, x * 2.0]",
+    caret="{x, x * 2.0}",
     notes=(
         (62, "in '_inner_helper' called from here"),
         (76, "in '_outer_helper' called from here"),
@@ -76,12 +76,12 @@ def violation_two_helpers_deep(i: int) -> Any:
     return _outer_helper(A[i])
 
 
-@expect(AllocationNotAllowed, line=84, col=10, caret="[x]")
+@expect(AllocationNotAllowed, line=84, col=10, caret="{x}")
 @expect(UnresolvedCall, line=85, col=5, caret="print(x)")
 @expect(WriteNotAllowed, line=86, col=5, caret="A[i]")
 def three_violations(i: int) -> Any:
     x = A[i]
-    xs = [x]
+    xs = {x}
     print(x)
     A[i] = xs[0]
     return x
@@ -95,10 +95,10 @@ lambda_ident = expect(UnsupportedSyntax, line=94, col=85, caret="A is A")(lambda
 
 
 @expect(UnsupportedSyntax, line=100, col=5, caret="try")
-@expect(AllocationNotAllowed, line=101, col=14, caret="[i]")
+@expect(AllocationNotAllowed, line=101, col=14, caret="{i}")
 def violation_inside_a_rejected_block(i: int) -> Any:
     try:
-        xs = [i]  # noqa: F841
+        xs = {i}  # noqa: F841
     finally:
         pass
     return i
