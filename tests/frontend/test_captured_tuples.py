@@ -47,7 +47,9 @@ def _weights(t: tuple[float, ...]) -> Any:
 
 @pytest.mark.parametrize("target", TARGETS)
 @pytest.mark.parametrize(
-    "fn", [shape_tuple, global_tuples, tuple_of_arrays, _weights((1.5, -2.0))], ids=repr
+    "fn",
+    [shape_tuple, global_tuples, tuple_of_arrays, _weights((1.5, -2.0))],
+    ids=lambda f: f.__name__,
 )
 def test_captured_tuple_matches_cpython(target: str, fn: Any) -> None:
     check(target, fn, (3, 4))
