@@ -52,6 +52,12 @@ def test_fold_keeps_two_over_sqrt_under_fastmath() -> None:
     filecheck(run_text("fold,dce", src, fastmath=True), "CHECK: truediv\nCHECK-NOT: rsqrt")
 
 
+def test_fold_keeps_float_floor_division_by_one() -> None:
+    # x // 1.0 is floor(x) (and NaN for inf): fuzzer seed 50663 had inf // 1.0 folded to inf
+    src = HF + "  %2 = const 1.0 : f64\n  %3 = floordiv %x.1, %2 : f64\n  return %3\n}\n"
+    filecheck(run_text("fold,dce", src), "CHECK: floordiv %x.1\n")
+
+
 def test_fold_keeps_float_multiply_by_zero_without_fastmath() -> None:
     src = HF + "  %2 = const 0.0 : f64\n  %3 = mul %x.1, %2 : f64\n  return %3\n}\n"
     filecheck(run_text("fold,dce", src), "CHECK: mul %x.1\n")
