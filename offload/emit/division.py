@@ -30,13 +30,14 @@ from collections.abc import Mapping
 import numpy as np
 
 from offload.emit.template import assign, const, ctor, expr, name
-from offload.ir.core import Function, Value
+from offload.ir.core import Function, Op, Value
 from offload.ir.ops import Opcode
 from offload.ir.types import ScalarType, scalar_by_name
 
 U64 = scalar_by_name("u64")
 I64 = scalar_by_name("i64")
 _FLOOR = (Opcode.FLOORDIV, Opcode.FLOORMOD)
+_DIVISIONS = (Opcode.FLOORDIV, Opcode.FLOORMOD, Opcode.DIV, Opcode.REM)
 _QUOTIENT = (Opcode.FLOORDIV, Opcode.DIV)
 
 
@@ -63,6 +64,33 @@ def int_constant(constants: Mapping[Value, object], v: Value) -> int | None:
     if isinstance(c, int | np.integer) and not isinstance(c, bool | np.bool_):
         return int(c)
     return None
+
+
+def divides_under_a_branch(fn: Function) -> bool:
+    """Whether ``fn`` divides integers by a divisor known only at run time outside its
+    entry block (where the division may run for some elements only).
+
+    Under numba's ``parallel=True``, LLVM's loop vectoriser (numba 0.68, llvmlite 0.50, LLVM 22)
+    miscompiles such a division when the divisor is the same for every element: it
+    computes the predicated ``udiv``/``urem`` for the vector's first lane only and uses
+    ``poison`` for the others, so ``if i: x = a[5 % len(a)]`` reads garbage or segfaults
+    (issue 19 item 23; plain numba, no offload: ``tests/cpu/test_parfor_udiv_segfault.py``).
+    A backend compiles such a kernel without loop vectorisation. Division by a constant
+    is safe: it is a multiply by then."""
+    constants = constant_values(fn)
+    for block in fn.blocks[1:]:
+        for op in block.ops:
+            if op.opcode in _DIVISIONS and op_is_int_division(op, constants):
+                return True
+    return False
+
+
+def op_is_int_division(op: Op, constants: Mapping[Value, object]) -> bool:
+    """An integer division whose divisor is not a constant."""
+    t = op.result.type
+    return (
+        isinstance(t, ScalarType) and t.is_int and int_constant(constants, op.operands[1]) is None
+    )
 
 
 def _u(v: int) -> ast.expr:
