@@ -107,15 +107,29 @@ def _int8_divisions(i: int) -> tuple[Any, ...]:
             x // np.int8(-1), x % np.int8(127))  # fmt: skip
 
 
-@pytest.mark.cpu
-@pytest.mark.parametrize(
-    ("fn", "n"), [(_int64_divisions, len(I64_EDGES)), (_int8_divisions, 256)], ids=["i64", "i8"]
-)
-def test_compute_s_divides_by_constants_like_numpy(fn: Any, n: int) -> None:
-    import offload as ol
-
-    got = ol.compute_s((n,), fn)
+def _agrees_with_numpy(compute: Any, fn: Any, n: int) -> None:
+    got = compute((n,), fn)
     with np.errstate(all="ignore"):
         want = [np.array(col) for col in zip(*(fn(i) for i in range(n)), strict=True)]
     for k, (g, w) in enumerate(zip(got, want, strict=True)):
         assert g.dtype == w.dtype and (g == w).all(), (k, g, w)
+
+
+CASES = [(_int64_divisions, len(I64_EDGES)), (_int8_divisions, 256)]
+
+
+@pytest.mark.cpu
+@pytest.mark.parametrize(("fn", "n"), CASES, ids=["i64", "i8"])
+@pytest.mark.parametrize("target", ["compute_s", "compute_p"])
+def test_cpu_targets_divide_by_constants_like_numpy(fn: Any, n: int, target: str) -> None:
+    import offload as ol
+
+    _agrees_with_numpy(getattr(ol, target), fn, n)
+
+
+@pytest.mark.sim
+@pytest.mark.parametrize(("fn", "n"), CASES, ids=["i64", "i8"])
+def test_simulator_divides_by_constants_like_numpy(fn: Any, n: int) -> None:
+    import offload as ol
+
+    _agrees_with_numpy(ol.compute_g, fn, n)
