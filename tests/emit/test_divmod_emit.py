@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ast
 import itertools
+import os
 from typing import Any
 
 import numpy as np
@@ -127,7 +128,17 @@ def test_cpu_targets_divide_by_constants_like_numpy(fn: Any, n: int, target: str
     _agrees_with_numpy(getattr(ol, target), fn, n)
 
 
+def _simulator_on() -> bool:
+    import numba
+
+    return os.environ.get("NUMBA_ENABLE_CUDASIM") == "1" and bool(numba.config.ENABLE_CUDASIM)
+
+
 @pytest.mark.sim
+@pytest.mark.skipif(
+    not _simulator_on(),
+    reason="sim lane: NUMBA_ENABLE_CUDASIM=1 python -m pytest -m sim tests/emit",
+)
 @pytest.mark.parametrize(("fn", "n"), CASES, ids=["i64", "i8"])
 def test_simulator_divides_by_constants_like_numpy(fn: Any, n: int) -> None:
     import offload as ol
