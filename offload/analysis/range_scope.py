@@ -17,6 +17,7 @@ from collections import deque
 
 from offload.ir.cfg import dominator_tree, predecessors, reverse_postorder
 from offload.ir.core import Block, Branch, Function, Jump, Op, Return, Value
+from offload.ir.ops import Opcode
 
 LOOK_THROUGH = 10
 """How many defining ops deep a use makes values relevant: more than the polynomial
@@ -72,8 +73,13 @@ def relevant_values(fn: Function, defs: dict[Value, Op]) -> dict[Block, set[Valu
             used += t.args
         elif isinstance(t, Return):
             used += t.values
-        gen[block] = _looked_through(used, defs)
-    defined = {b: {op.result for op in b.ops} for b in fn.blocks}
+        # a constant's range is its value everywhere: no block needs a fact about it (and
+        # the constants a function hoists to its entry would be live in every block)
+        mine = {*block.args, *(op.result for op in block.ops)}  # no facts at its entry
+        gen[block] = {
+            v for v in _looked_through(used, defs) if v not in mine and not _is_const(v, defs)
+        }
+    defined = {b: {*b.args, *(op.result for op in b.ops)} for b in fn.blocks}
     live: dict[Block, set[Value]] = {b: set(gen[b]) for b in fn.blocks}
     preds = predecessors(fn)
     # Backward dataflow to a fixpoint, blocks in postorder so most facts settle in a pass.
@@ -94,6 +100,11 @@ def relevant_values(fn: Function, defs: dict[Value, Op]) -> dict[Block, set[Valu
                     queued.add(p)
                     work.append(p)
     return live
+
+
+def _is_const(v: Value, defs: dict[Value, Op]) -> bool:
+    op = defs.get(v)
+    return op is not None and op.opcode is Opcode.CONST
 
 
 def _looked_through(used: list[Value], defs: dict[Value, Op]) -> set[Value]:

@@ -14,9 +14,10 @@ from typing import Any
 
 import numpy as np
 
+from offload.analysis.range_scope import Dominance
 from offload.analysis.ranges import Range, RangeFacts, type_range
 from offload.diagnostics import Span
-from offload.ir.cfg import dominates, dominators, reverse_postorder
+from offload.ir.cfg import reverse_postorder
 from offload.ir.core import Block, Function, Op, Value
 from offload.ir.ops import Opcode, commutes
 from offload.ir.semantics import SemanticsError, eval_op
@@ -173,7 +174,7 @@ class FactRewriter(Rewriter):
     def __init__(self, fn: Function, rules: Sequence[Rule], fastmath: bool = False) -> None:
         super().__init__(fn, rules, fastmath)
         self.facts = RangeFacts(fn)
-        self.doms = dominators(fn)
+        self.dom = Dominance(fn)
         self.numbering: dict[Value, int] = {}
         self.placed: dict[tuple[Opcode, Value, Value], list[tuple[Block, Value]]] = {}
         for block in fn.blocks:
@@ -213,9 +214,9 @@ class FactRewriter(Rewriter):
                 if v in self.defs:  # placed already: before the op being rewritten
                     return v, True
                 later = True
-            elif dominates(self.doms, block, self.block):
+            elif self.dom.strictly_dominates(block, self.block):
                 return v, True
-            elif dominates(self.doms, self.block, block):
+            elif self.dom.strictly_dominates(self.block, block):
                 later = True
         return None, later
 
