@@ -20,7 +20,7 @@ from offload.diagnostics import Span
 from offload.ir.cfg import reverse_postorder
 from offload.ir.core import Block, Function, Op, Value
 from offload.ir.ops import Opcode, commutes
-from offload.ir.semantics import SemanticsError, eval_op
+from offload.ir.semantics import SemanticsError, eval_op, wrap_int
 from offload.ir.types import ScalarType
 from offload.opt.poly import Expander, Poly
 from offload.opt.util import remove_unreachable, replace_uses, resolve
@@ -247,7 +247,7 @@ def python_scalar(value: object, type: ScalarType) -> bool | int | float:
         value = value.item()
     if type.is_bool:
         return bool(value)
-    if type.is_int:
-        return int(value)  # type: ignore[call-overload,no-any-return]
+    if type.is_int:  # wrapped into the type: x - (-128) on int8 is x + (-128)
+        return wrap_int(int(value), type.bits, type.is_signed)  # type: ignore[call-overload]
     # Round through the type so that an f32 constant holds an f32-representable value.
     return float(type.dtype.type(value))  # type: ignore[arg-type]
