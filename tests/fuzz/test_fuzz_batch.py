@@ -23,6 +23,7 @@ FIXED_FINDINGS = {  # campaign seeds that were findings, with the side that was 
     50579: "interp: bool(np.float32(-5e-324)) is False (the constant rounds to -0.0)",
     50663: "fold: float inf // 1.0 is NaN (x // 1.0 is floor(x)), was folded to x",
     90039: "fold: x - (-128) on int8 made the constant 128, not wrapped to -128",
+    90480: "ranges: nested short-circuit tests narrowed exponentially often (minutes)",
 }
 
 
