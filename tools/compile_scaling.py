@@ -1,7 +1,8 @@
 """Compile time against function size (issue 19): prints, for each shape of code in
 ``tests/opt/scaling.py`` and each size, the seconds offload's IR stages take (checks,
-lowering, the common pipeline) and, with ``--numba``, a cold ``compute_s`` (the same plus
-kernel emission and numba's compile).
+lowering, the common pipeline) and, with ``--numba``, a cold ``compute_s`` and a cold
+``compute_p`` (the same plus kernel emission and numba's compile; each of its own copy of
+the function, so neither finds the other's kernel).
 
   python tools/compile_scaling.py                       # IR stages, 10..1000 lines
   python tools/compile_scaling.py --numba --sizes 10,20,30 --shapes divmod-chain
@@ -32,9 +33,12 @@ def main() -> int:
     from offload.diagnostics import OffloadError
 
     folder = Path(tempfile.mkdtemp(prefix="offload-scaling-"))
+    (folder / "p").mkdir()
     ol.compute_s(1, load("float-chain", 2, folder))  # numba's own start-up, once
+    ol.compute_p(1, load("float-chain", 3, folder))
     print(
-        f"{'shape':14s} {'lines':>6s} {'ir_s':>8s}" + (f" {'compute_s':>10s}" if args.numba else "")
+        f"{'shape':14s} {'lines':>6s} {'ir_s':>8s}"
+        + (f" {'compute_s':>10s} {'compute_p':>10s}" if args.numba else "")
     )
     for shape in args.shapes.split(","):
         for n in (int(s) for s in args.sizes.split(",")):
@@ -50,8 +54,11 @@ def main() -> int:
                 t0 = time.perf_counter()
                 ol.compute_s(4, load(shape, n, folder))
                 cs = time.perf_counter() - t0
-                row += f" {cs:10.3f}"
-                slow = slow or cs > args.limit
+                t0 = time.perf_counter()
+                ol.compute_p(4, load(shape, n, folder / "p"))
+                cp = time.perf_counter() - t0
+                row += f" {cs:10.3f} {cp:10.3f}"
+                slow = slow or max(cs, cp) > args.limit
             print(row, flush=True)
             if slow:
                 break

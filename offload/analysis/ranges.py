@@ -21,13 +21,19 @@ An abstract interpretation over the CFG with widening. Facts used:
   (``or``/``and`` of two evaluated bools) narrows through both arms.
 
 Bools are ranges within ``[0, 1]``. Non-integer values have no range (``None``).
+
+A block keeps the facts a branch into it learns, and inherits from its dominator only the
+facts about values *relevant* to it (``offload.analysis.range_scope``: used there or later,
+or looked through from such a use): so ``range_of(v, at)`` is precise wherever a pass can
+ask about ``v``, and the analysis stays near-linear in the size of the function.
 """
 
 from __future__ import annotations
 
 from offload.analysis.range_domain import INDEX_LIMIT, Range, type_range
+from offload.analysis.range_scope import Dominance, relevant_values
 from offload.analysis.range_transfer import transfer
-from offload.ir.cfg import dominators, immediate_dominators, predecessors, reverse_postorder
+from offload.ir.cfg import immediate_dominators, predecessors, reverse_postorder
 from offload.ir.core import Block, Branch, Function, Jump, Op, Value
 from offload.ir.ops import Opcode
 from offload.ir.types import ScalarType
@@ -68,13 +74,19 @@ class RangeFacts:
         self._idom = immediate_dominators(fn)
         self._preds = predecessors(fn)
         self._defs = {op.result: op for op in fn.ops()}
-        self._doms = dominators(fn)
+        self._dom = Dominance(fn)
+        self._relevant = relevant_values(fn, self._defs)
+        """The values whose facts each block keeps (``offload.analysis.range_scope``)."""
         self._home: dict[Value, Block] = dict.fromkeys(fn.params, fn.entry)
         """The block defining each value (a parameter's is the entry)."""
         for block in fn.blocks:
             self._home.update((a, block) for a in block.args)
             self._home.update((op.result, block) for op in block.ops)
         self._narrowing = False
+        self._arg_memo: dict[tuple[Value, bool, int], Env | None] = {}
+        """``_narrow_arg`` results while no block's facts change: one bool argument is
+        asked about through every path of nested short-circuit tests (exponential in
+        their depth: fuzzer seed 90480 ran for minutes), its answer is the same each time."""
         for k, p in enumerate(fn.params):
             if _ranged(p):
                 assert isinstance(p.type, ScalarType)
@@ -124,18 +136,26 @@ class RangeFacts:
         changed = False
         for block in self._rpo:
             parent = self._idom.get(block)
-            env: Env = dict(self.block_facts.get(parent, {})) if parent is not None else {}
+            keep = self._relevant.get(block, set())
+            env: Env = {}
+            if parent is not None:
+                env = {v: r for v, r in self.block_facts.get(parent, {}).items() if v in keep}
             edges = [p for p in self._preds[block] if p in self._idom]
             if len(edges) == 1:
                 narrowed = self._edge_facts(edges[0], block)
                 if narrowed is not None:
+                    # kept here whatever their relevance (few: what the branch tests),
+                    # inherited below only where relevant
                     env.update(narrowed)
             elif len(edges) > 1:
                 for v, joined in self._joined_facts(block, edges).items():
+                    if v not in keep:
+                        continue
                     known = env.get(v)
                     env[v] = joined if known is None else (joined.intersect(known) or known)
             if env != self.block_facts.get(block):
                 self.block_facts[block] = env
+                self._arg_memo.clear()
                 changed = True
             if block is not self.fn.entry:
                 changed |= self._join_args(block, edges, changes)
@@ -187,10 +207,9 @@ class RangeFacts:
         incoming = self._incoming(block, preds)
         if not incoming:
             return {}
-        strict = self._doms.get(block, set()) - {block}
         out: Env = {}
         for v in incoming[0][1]:
-            if self._home.get(v) not in strict:
+            if not self._dom.strictly_dominates(self._home.get(v), block):
                 continue
             joined: Range | None = None
             for _, env in incoming:
@@ -289,7 +308,14 @@ class RangeFacts:
     def _narrow_arg(self, arg: Value, taken: bool, env: Env, depth: int, out: Env) -> Env | None:
         """``_narrow`` of a bool block argument: its value on each incoming edge, narrowed
         in that edge's facts; what holds on every edge that can pass ``taken``, for values
-        defined before the argument's block."""
+        defined before the argument's block. (It depends on the blocks' facts, not ``env``.)"""
+        key = (arg, taken, depth)
+        if key not in self._arg_memo:
+            self._arg_memo[key] = self._narrow_arg_uncached(arg, taken, depth, out)
+        found = self._arg_memo[key]
+        return None if found is None else dict(found)
+
+    def _narrow_arg_uncached(self, arg: Value, taken: bool, depth: int, out: Env) -> Env | None:
         block = self._home.get(arg)
         if block is None or block is self.fn.entry or not _ranged(arg):
             return out
@@ -298,13 +324,13 @@ class RangeFacts:
         incoming = self._incoming(block, preds, depth + 1)
         if not incoming:
             return out
-        strict = self._doms.get(block, set()) - {block}
         arms: list[Env] = []
         for args, edge_env in incoming:
             sub = self._narrow(args[k], taken, edge_env, depth + 1)
             if sub is not None:
                 facts = {**edge_env, **sub}
-                arms.append({v: r for v, r in facts.items() if self._home.get(v) in strict})
+                dom = self._dom.strictly_dominates
+                arms.append({v: r for v, r in facts.items() if dom(self._home.get(v), block)})
         return _either(arms, out)
 
     def _transfer(self, op: Op, env: Env) -> Range | None:

@@ -25,6 +25,7 @@ from offload.cpu.symbols import ensure_int128_helpers
 from offload.cpu.threads import ThreadChoice, now, quiet_threading
 from offload.diagnostics import CompileError, KernelFault
 from offload.emit import HEADER, print_source
+from offload.emit.division import divides_under_a_branch
 from offload.ir.core import Function
 from offload.ir.ops import Opcode
 from offload.ir.printer import print_function
@@ -110,6 +111,8 @@ class CpuKernel:
             c.type if isinstance(c.type, ScalarType) else None for c in fn.captures
         ]
         self._warm = False
+        self.loop_vectorize = True
+        """False: compile without LLVM's loop vectoriser (``divides_under_a_branch``)."""
 
     def launch(self, shape: tuple[int, ...], outs: Sequence[Any], captures: Sequence[Any]) -> None:
         """Compute every element of ``shape`` into ``outs`` (one array per result)."""
@@ -151,8 +154,10 @@ class CpuKernel:
         ]
         err = np.zeros(self.err_size, np.int64)
         try:
-            if self._warm:
+            if self._warm and self.loop_vectorize:
                 self.dispatcher(*shape, *outs, *caps, err)
+            elif self._warm:  # a new array layout compiles a new specialisation
+                _without_loop_vectoriser(lambda: self.dispatcher(*shape, *outs, *caps, err))
             else:
                 self._first_call(shape, outs, caps, err)
         except IndexError as exc:  # numba's own boundscheck (e.g. an out= of the wrong shape)
@@ -172,7 +177,10 @@ class CpuKernel:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", NumbaWarning)
             try:
-                self.dispatcher(*shape, *outs, *caps, err)
+                if self.loop_vectorize:
+                    self.dispatcher(*shape, *outs, *caps, err)
+                else:
+                    _without_loop_vectoriser(lambda: self.dispatcher(*shape, *outs, *caps, err))
             except NumbaError as exc:
                 raise CompileError.at(
                     f"numba could not compile the kernel for '{self.fn.name}': "
@@ -208,6 +216,23 @@ class CpuKernel:
         )
         assert isinstance(error, OutOfBoundsRead)
         return error
+
+
+def _without_loop_vectoriser(call: Callable[[], object]) -> None:
+    """``call()`` (a dispatcher's call, which compiles a specialisation when the argument
+    types are new) with numba's loop vectorisation off. numba reads the setting when it
+    optimises each library and compiles under its global lock, so holding the lock keeps
+    other threads' compiles unaffected (and runs these rare kernels one at a time)."""
+    from numba.core import config
+    from numba.core.compiler_lock import global_compiler_lock
+
+    with global_compiler_lock:
+        old = getattr(config, "LOOP_VECTORIZE")  # noqa: B009 (set at run time: no stub has it)
+        setattr(config, "LOOP_VECTORIZE", False)  # noqa: B010
+        try:
+            call()
+        finally:
+            setattr(config, "LOOP_VECTORIZE", old)  # noqa: B010
 
 
 class CpuBackend:
@@ -277,6 +302,7 @@ class CpuBackend:
         if flags["cache"]:
             _quiet_cache_saves(dispatcher)
         kernel = CpuKernel(fn, dispatcher, hooks, src)
+        kernel.loop_vectorize = not (self.parallel and divides_under_a_branch(fn))
         if self.fork_guard is not None:
             kernel.fork_guard = self.fork_guard
             kernel.sequential = lambda: CPU_SEQ.compile(fn, options)

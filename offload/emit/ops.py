@@ -12,9 +12,18 @@ A ``DIV``/``REM`` the optimiser marked ``nonneg`` divides unsigned (no sign fix-
 from __future__ import annotations
 
 import ast
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 from offload.diagnostics import CompileError
+from offload.emit.division import (
+    Temps,
+    constant_division,
+    int_constant,
+    int_division,
+    negate,
+    nonneg_constant_division,
+    nonneg_division,
+)
 from offload.emit.hooks import EmitHooks
 from offload.emit.template import assign, const, ctor, expr, name, wrap
 from offload.ir.core import Op, Value
@@ -39,6 +48,9 @@ _PYOP = {
 }
 
 
+_DIVISIONS = (Opcode.FLOORDIV, Opcode.FLOORMOD, Opcode.DIV, Opcode.REM)
+
+
 class OpContext:
     """What op emission needs from the surrounding function: value names and hooks."""
 
@@ -48,6 +60,7 @@ class OpContext:
         result_name: Callable[[Value], str],
         capture_of: Callable[[Value], int],
         hooks: EmitHooks,
+        constants: Mapping[Value, object] | None = None,
     ) -> None:
         self.ref = ref
         """The expression that reads a value (its variable, or a parameter)."""
@@ -56,6 +69,9 @@ class OpContext:
         self.capture_of = capture_of
         """The capture index of an array-typed parameter."""
         self.hooks = hooks
+        self.constants: Mapping[Value, object] = constants or {}
+        """The value of each ``CONST`` op's result (divisions by a constant are emitted
+        without branches: ``offload.emit.division``)."""
 
 
 def emit_op(op: Op, cx: OpContext) -> list[ast.stmt]:
@@ -64,7 +80,7 @@ def emit_op(op: Op, cx: OpContext) -> list[ast.stmt]:
     t = op.result.type
     ops = [cx.ref(v) for v in op.operands if not isinstance(v.type, ArrayType)]
     code = op.opcode
-    tmp = _Temps(out)
+    tmp = Temps(out)
     if code is Opcode.LOAD:
         return _load(op, cx, out, ops, tmp)
     if code in TILE_OPS:
@@ -98,24 +114,17 @@ def emit_op(op: Op, cx: OpContext) -> list[ast.stmt]:
         raise CompileError(f"{code} on bool operands is not supported by the emitter")
     if t.is_float:
         return _float_op(code, ops, t, out, cx)
+    c = int_constant(cx.constants, op.operands[1]) if code in _DIVISIONS else None
     if code in (Opcode.DIV, Opcode.REM) and op.attrs.get("nonneg") and t.is_signed:
-        return _nonneg_division(code, ops[0], ops[1], t, out=out, tmp=tmp)
+        if c is not None:
+            return nonneg_constant_division(code, ops[0], c, t, out=out)
+        return nonneg_division(code, ops[0], ops[1], t, out=out, tmp=tmp)
+    if c is not None:
+        return constant_division(code, ops[0], c, t, out=out, tmp=tmp)
     if code in (Opcode.ADD, Opcode.SUB, Opcode.MUL) and op.attrs.get("nsw") and t.is_signed:
         # narrow proved it cannot overflow: the backend may say so (the GPU's ``nsw``).
         return [assign(out, cx.hooks.int_nsw(code, ops[0], ops[1], t))]
     return _int_op(code, ops, t, out, tmp)
-
-
-class _Temps:
-    """Temporary names for one op: ``_t<n>k<j>`` never collide with SSA names."""
-
-    def __init__(self, out: str) -> None:
-        self.base = "_t" + "".join(c for c in out.rsplit("_", 1)[-1] if c.isalnum())
-        self.n = 0
-
-    def new(self) -> str:
-        self.n += 1
-        return f"{self.base}k{self.n - 1}"
 
 
 def _cmp(code: Opcode) -> ast.cmpop:
@@ -143,13 +152,6 @@ def _wrapping(code: Opcode, a: ast.expr, b: ast.expr, t: ScalarType) -> ast.expr
     if t.is_signed and t.bits == 64:
         return expr(f"T(U(a) {_PYOP[code]} U(b))", T=ctor(t), U=expr("np.uint64"), a=a, b=b)
     return wrap(_bin(code, a, b), t)
-
-
-def _negate(a: ast.expr, t: ScalarType) -> ast.expr:
-    """``-a`` wrapped to ``t`` (``-INT64_MIN`` is ``INT64_MIN``; see ``_wrapping``)."""
-    if t.is_signed and t.bits == 64:
-        return expr("T(np.uint64(0) - np.uint64(a))", T=ctor(t), a=a)
-    return wrap(expr("-a", a=a), t)
 
 
 def _cast(x: ast.expr, src: object, t: ScalarType) -> ast.expr:
@@ -212,7 +214,7 @@ def _float_op(
 
 
 def _int_op(
-    code: Opcode, ops: list[ast.expr], t: ScalarType, out: str, tmp: _Temps
+    code: Opcode, ops: list[ast.expr], t: ScalarType, out: str, tmp: Temps
 ) -> list[ast.stmt]:
     a = ops[0]
     zero = const(0, t)
@@ -221,16 +223,16 @@ def _int_op(
     if code in (Opcode.AND, Opcode.OR, Opcode.XOR):
         return [assign(out, wrap(_bin(code, a, ops[1]), t))]
     if code is Opcode.NEG:
-        return [assign(out, _negate(a, t))]
+        return [assign(out, negate(a, t))]
     if code is Opcode.INVERT:
         return [assign(out, wrap(expr("~a", a=a), t))]
     if code is Opcode.ABS:
         if not t.is_signed:
             return [assign(out, a)]
-        return [assign(out, expr("n if a < z else a", n=_negate(a, t), a=a, z=zero))]
+        return [assign(out, expr("n if a < z else a", n=negate(a, t), a=a, z=zero))]
     b = ops[1]
-    if code in (Opcode.FLOORDIV, Opcode.FLOORMOD, Opcode.DIV, Opcode.REM):
-        return _int_division(code, a, b, t, out=out, tmp=tmp)
+    if code in _DIVISIONS:
+        return int_division(code, a, b, t, out=out, tmp=tmp)
     if code in (Opcode.SHL, Opcode.SHR):
         return _shift(code, a, b, t, out=out, tmp=tmp)
     if code is Opcode.POW:
@@ -238,63 +240,8 @@ def _int_op(
     raise CompileError(f"{code} on {t} is not supported by the emitter")
 
 
-def _int_division(
-    code: Opcode, a: ast.expr, b: ast.expr, t: ScalarType, *, out: str, tmp: _Temps
-) -> list[ast.stmt]:
-    zero, one = const(0, t), const(1, t)
-    # The IR gives 0 for a zero divisor and wraps INT_MIN // -1; the machine traps on both,
-    # so divide by a safe divisor and pick the IR's answer for those two with selects.
-    s = tmp.new()
-    if t.is_signed:
-        m1 = const(-1, t)
-        bad = expr("(b == z) | (b == m)", b=b, z=zero, m=m1)
-        stmts: list[ast.stmt] = [assign(s, expr("o if bad else b", o=one, bad=bad, b=b))]
-        edge = expr("z if b == z else n", z=zero, b=b, n=_negate(a, t))
-    else:
-        bad = expr("b == z", b=b, z=zero)
-        stmts = [assign(s, expr("o if bad else b", o=one, bad=bad, b=b))]
-        edge = zero
-    sv, T = name(s), ctor(t)
-    floor_like = code in (Opcode.FLOORDIV, Opcode.FLOORMOD) or not t.is_signed
-    if floor_like:
-        is_div = code in (Opcode.FLOORDIV, Opcode.DIV)
-        res = expr(f"e if bad else T(a {'//' if is_div else '%'} s)", e=edge if is_div else zero,
-                   bad=bad, T=T, a=a, s=sv)  # fmt: skip
-        stmts.append(assign(out, res))
-        return stmts
-    # Truncating from floor: when the floor remainder is non-zero and the operand signs
-    # differ, the truncated quotient is one more and the remainder one divisor less.
-    m = tmp.new()
-    stmts.append(assign(m, expr("T(a % s)", T=ctor(t), a=a, s=sv)))
-    fix = expr("(r != z) & ((a < z) != (s < z))", r=name(m), z=zero, a=a, s=sv)
-    if code is Opcode.DIV:
-        val = expr("T(a // s + o) if fix else T(a // s)", T=ctor(t), a=a, s=sv, o=one, fix=fix)
-        stmts.append(assign(out, expr("e if bad else v", e=edge, bad=bad, v=val)))
-    else:
-        val = expr("T(r - s) if fix else r", T=ctor(t), r=name(m), s=sv, fix=fix)
-        stmts.append(assign(out, expr("z if bad else v", z=zero, bad=bad, v=val)))
-    return stmts
-
-
-def _nonneg_division(
-    code: Opcode, a: ast.expr, b: ast.expr, t: ScalarType, *, out: str, tmp: _Temps
-) -> list[ast.stmt]:
-    """``DIV``/``REM`` marked ``nonneg`` (the optimiser proved both operands ``>= 0``): an
-    unsigned division of the same width, which NVVM emits as ``div.u64``/``rem.u64`` (or
-    narrower) with no sign fix-up. A zero divisor still gives the IR's 0."""
-    zero, one = const(0, t), const(1, t)
-    u = scalar_by_name(f"u{t.bits}")
-    s = tmp.new()
-    U = ctor(u)
-    stmts: list[ast.stmt] = [assign(s, expr("o if b == z else b", o=one, b=b, z=zero))]
-    res = expr(f"z if b == z else T(U(a) {'//' if code is Opcode.DIV else '%'} U(s))",
-               z=zero, b=b, T=ctor(t), U=U, a=a, s=name(s))  # fmt: skip
-    stmts.append(assign(out, res))
-    return stmts
-
-
 def _shift(
-    code: Opcode, a: ast.expr, b: ast.expr, t: ScalarType, *, out: str, tmp: _Temps
+    code: Opcode, a: ast.expr, b: ast.expr, t: ScalarType, *, out: str, tmp: Temps
 ) -> list[ast.stmt]:
     zero, bits = const(0, t), const(t.bits, t)
     k = tmp.new()
@@ -317,7 +264,7 @@ def _shift(
     return stmts
 
 
-def _int_pow(a: ast.expr, b: ast.expr, t: ScalarType, out: str, tmp: _Temps) -> list[ast.stmt]:
+def _int_pow(a: ast.expr, b: ast.expr, t: ScalarType, out: str, tmp: Temps) -> list[ast.stmt]:
     base, e = tmp.new(), tmp.new()
     zero, one = const(0, t), const(1, t)
     T = ctor(t)
@@ -347,7 +294,7 @@ def _int_pow(a: ast.expr, b: ast.expr, t: ScalarType, out: str, tmp: _Temps) -> 
     return stmts
 
 
-def _load(op: Op, cx: OpContext, out: str, idx: list[ast.expr], tmp: _Temps) -> list[ast.stmt]:
+def _load(op: Op, cx: OpContext, out: str, idx: list[ast.expr], tmp: Temps) -> list[ast.stmt]:
     c = cx.capture_of(op.operands[0])
     narrow = [v.type == I32 for v in op.operands[1:]]
     value = cx.hooks.load(c, idx, narrow=narrow) if any(narrow) else cx.hooks.load(c, idx)
@@ -396,7 +343,7 @@ def _tile_op(op: Op, cx: OpContext, out: str) -> list[ast.stmt]:
     return [*hooks.stage(op.attrs["slot"], value), assign(out, const(True, BOOL))]
 
 
-def _local_op(op: Op, cx: OpContext, out: str, tmp: _Temps) -> list[ast.stmt]:
+def _local_op(op: Op, cx: OpContext, out: str, tmp: Temps) -> list[ast.stmt]:
     """The local-array ops: ``t = <backend's array>``, ``t[i, j]``, ``t[i, j] = v`` and a
     fill loop; with bounds checks (``hooks.local_bounds_fail``) a bad index is reported,
     the read yields 0 and the write is skipped."""

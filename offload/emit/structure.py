@@ -30,6 +30,7 @@ from collections.abc import Iterator
 from offload.diagnostics import CompileError
 from offload.emit.blocks import LINE_MARKER, Names, cross_block_values
 from offload.emit.dispatch import BLOCK_VAR, dispatch_loop
+from offload.emit.division import constant_values
 from offload.emit.flatten import check_depth, flatten_chains
 from offload.emit.hooks import EmitHooks
 from offload.emit.ops import OpContext
@@ -68,7 +69,7 @@ def emit_body_and_locals(fn: Function, hooks: EmitHooks) -> tuple[list[ast.stmt]
             raise CompileError(f"block {block.hint or ''} of {fn.name} has no terminator")
     entry_is_target = any(fn.entry in b.successors() for b in fn.blocks)
     names = Names(fn, hooks, entry_is_target)
-    cx = OpContext(names.ref, names.var, names.capture_of, hooks)
+    cx = OpContext(names.ref, names.var, names.capture_of, hooks, constant_values(fn))
     out: list[ast.stmt] = []
     allocations: list[ast.stmt] = []
     for op in fn.ops():

@@ -85,8 +85,15 @@ def _bound(defs: dict[Value, Op], cond: Value, k: Value, s: Value, stay: bool) -
     return None
 
 
-def match_counted(fn: Function, loop: Loop) -> CountedLoop | None:
-    """The counted loop ``loop`` is, or ``None``."""
+def match_counted(
+    fn: Function,
+    loop: Loop,
+    outside: dict[Value, Op] | None = None,
+    where: dict[Value, Block] | None = None,
+) -> CountedLoop | None:
+    """The counted loop ``loop`` is, or ``None``. ``outside`` and ``where`` are
+    ``definitions(fn)`` and ``def_blocks(fn)`` when the caller has them (a pass matching
+    every loop computes them once, not once a loop)."""
     header = loop.header
     if header is fn.entry or len(loop.blocks) != 2 or len(loop.latches) != 1:
         return None
@@ -101,8 +108,8 @@ def match_counted(fn: Function, loop: Loop) -> CountedLoop | None:
     else:
         return None
     defs = {op.result: op for op in header.ops + body.ops}
-    outside = definitions(fn)
-    where = def_blocks(fn)
+    outside = definitions(fn) if outside is None else outside
+    where = def_blocks(fn) if where is None else where
 
     def invariant(v: Value) -> bool:
         return where.get(v) not in loop.blocks
@@ -124,11 +131,20 @@ def match_counted(fn: Function, loop: Loop) -> CountedLoop | None:
     return None
 
 
-def enter_before(fn: Function, loop: CountedLoop, entry: Block, blocks: list[Block]) -> None:
+def enter_before(
+    fn: Function,
+    loop: CountedLoop,
+    entry: Block,
+    blocks: list[Block],
+    header_preds: list[Block] | None = None,
+) -> None:
     """Make the edges that entered ``loop`` from outside enter ``entry`` instead, and put
-    ``blocks`` (new code, ``entry`` among them) just before the loop's header."""
+    ``blocks`` (new code, ``entry`` among them) just before the loop's header.
+    ``header_preds``: the header's predecessors, when the caller has them."""
     header = loop.header
-    for p in dict.fromkeys(predecessors(fn)[header]):
+    if header_preds is None:
+        header_preds = predecessors(fn)[header]
+    for p in dict.fromkeys(header_preds):
         if p is loop.body:
             continue
         t = p.terminator

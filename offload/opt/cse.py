@@ -55,12 +55,19 @@ class CommonSubexpressions(FunctionPass):
                 number[arg] = -(k * 1000 + j + 1)
         mapping: dict[Value, Value] = {}
         counter = 0
-        # Iterative walk: (block, scope) pairs; a scope is a chain of dicts.
-        stack: list[tuple[Block, list[dict[tuple[Any, ...], Value]]]] = [(fn.entry, [{}])]
+        # One table over the dominator tree, walked depth-first: a block's entries are
+        # removed when its subtree is done (a chain of per-block tables made each lookup
+        # cost the depth of the tree: quadratic for long chains of blocks, issue 19).
+        table: dict[tuple[Any, ...], Value] = {}
+        stack: list[tuple[Block, list[tuple[Any, ...]] | None]] = [(fn.entry, None)]
         while stack:
-            block, scopes = stack.pop()
-            table: dict[tuple[Any, ...], Value] = {}
-            chain = [*scopes, table]
+            block, added = stack.pop()
+            if added is not None:  # leaving the block's subtree
+                for key in added:
+                    del table[key]
+                continue
+            mine: list[tuple[Any, ...]] = []
+            stack.append((block, mine))
             kept = []
             for op in block.ops:
                 op.operands = [resolve(mapping, v) for v in op.operands]
@@ -70,16 +77,17 @@ class CommonSubexpressions(FunctionPass):
                     kept.append(op)
                     continue
                 key = op_key(op, number)
-                found = next((s[key] for s in reversed(chain) if key in s), None)
+                found = table.get(key)
                 if found is not None:
                     mapping[op.result] = found
                     continue
                 table[key] = op.result
+                mine.append(key)
                 counter += 1
                 number[op.result] = counter
                 kept.append(op)
             block.ops = kept
             for child in reversed(children.get(block, [])):
-                stack.append((child, chain))
+                stack.append((child, None))
         replace_uses(fn, mapping)
         return fn

@@ -122,6 +122,11 @@ def _div_one(op: Op, rw: Rewriter) -> Value | None:
     return op.operands[0] if not t.is_bool and _right_is(op, rw, _one(t)) else None
 
 
+def _floordiv_one(op: Op, rw: Rewriter) -> Value | None:
+    # ints only: a float x // 1.0 is floor(x) (inf // 1.0 is NaN)
+    return op.operands[0] if _t(op).is_int and _right_is(op, rw, 1) else None
+
+
 def _mod_one(op: Op, rw: Rewriter) -> Value | None:
     t = _t(op)
     return rw.make_const(0, t) if t.is_int and _right_is(op, rw, 1) else None
@@ -237,7 +242,7 @@ RULES: tuple[Rule, ...] = (
     Rule("mul-one", Op_.MUL, "x * 1 -> x (ints and floats, exact)", _mul_one),
     Rule("mul-zero", Op_.MUL, "x * 0 -> 0  (ints; floats only under fastmath)", _mul_zero),
     Rule("mul-reassoc", Op_.MUL, "(x * c1) * c2 -> x * (c1 * c2)  (ints, mod 2**n)", _reassociate),
-    Rule("floordiv-one", Op_.FLOORDIV, "x // 1 -> x", _div_one),
+    Rule("floordiv-one", Op_.FLOORDIV, "x // 1 -> x  (ints: 2.5 // 1.0 is 2.0)", _floordiv_one),
     Rule("div-one", Op_.DIV, "x / 1 -> x (truncating)", _div_one),
     Rule("truediv-one", Op_.TRUEDIV, "x / 1.0 -> x (exact)", _div_one),
     Rule("rsqrt", Op_.TRUEDIV, "1.0 / sqrt(x) -> rsqrt(x)  (fastmath only)", _reciprocal_sqrt),

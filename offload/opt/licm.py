@@ -51,12 +51,40 @@ class _Facts:
         return joined
 
 
-def _preheader(fn: Function, loop: Loop, facts: _Facts) -> Block | None:
+class _Scope:
+    """The CFG facts every loop's hoisting needs, computed once a pass and kept up to date
+    as preheaders are made and ops move (recomputing them once per loop was quadratic in
+    the number of loops, issue 19): the loops, innermost first; each block's predecessors;
+    the block defining each value; a position for each block in reverse postorder (a
+    preheader goes just before its header)."""
+
+    def __init__(self, fn: Function) -> None:
+        self.loops = natural_loops(fn)
+        self.preds = predecessors(fn)
+        self.where = def_blocks(fn)
+        self.rank: dict[Block, float] = {b: float(k) for k, b in enumerate(reverse_postorder(fn))}
+
+    def added_preheader(self, loop: Loop, pre: Block, outside: list[Block]) -> None:
+        header = loop.header
+        self.preds[pre] = list(outside)
+        self.preds[header] = [p for p in self.preds[header] if p in loop.blocks] + [pre]
+        self.where.update((a, pre) for a in pre.args)
+        self.rank[pre] = self.rank[header] - 0.5  # each header gets at most one
+        for outer in self.loops:
+            if outer is not loop and header in outer.blocks:
+                outer.blocks.add(pre)
+
+    def in_order(self, loop: Loop) -> list[Block]:
+        """The loop's blocks in reverse postorder (every def before its uses)."""
+        return sorted((b for b in loop.blocks if b in self.rank), key=self.rank.__getitem__)
+
+
+def _preheader(fn: Function, loop: Loop, facts: _Facts, scope: _Scope) -> Block | None:
     """The loop's preheader (a block outside it jumping only to the header), made if need be."""
     header = loop.header
     if header is fn.entry:
         return None
-    outside = [p for p in predecessors(fn)[header] if p not in loop.blocks]
+    outside = [p for p in scope.preds[header] if p not in loop.blocks]
     if len(outside) == 1 and isinstance(outside[0].terminator, Jump):
         return outside[0]
     pre = Block(args=[Value(a.type, a.hint) for a in header.args], hint="preheader")
@@ -74,6 +102,7 @@ def _preheader(fn: Function, loop: Loop, facts: _Facts) -> Block | None:
             if t.else_target is header:
                 t.else_target = pre
     fn.blocks.insert(fn.blocks.index(header), pre)
+    scope.added_preheader(loop, pre, list(dict.fromkeys(outside)))
     return pre
 
 
@@ -117,17 +146,15 @@ def _decide_on_entry(
     return None if r.const is None else bool(r.const)
 
 
-def _hoist(fn: Function, loop: Loop, facts: _Facts) -> bool:
-    pre = _preheader(fn, loop, facts)
+def _hoist(fn: Function, loop: Loop, facts: _Facts, scope: _Scope) -> bool:
+    pre = _preheader(fn, loop, facts, scope)
     if pre is None:
         return False
     sure = _first_iteration_blocks(loop, pre, facts)
-    where = def_blocks(fn)
+    where = scope.where
     hoisted: set[Value] = set()
     moved: list[Op] = []
-    for block in reverse_postorder(fn):
-        if block not in loop.blocks:
-            continue
+    for block in scope.in_order(loop):
         kept = []
         for op in block.ops:
             invariant = all(v in hoisted or where.get(v) not in loop.blocks for v in op.operands)
@@ -140,6 +167,7 @@ def _hoist(fn: Function, loop: Loop, facts: _Facts) -> bool:
                 kept.append(op)
         block.ops = kept
     pre.ops.extend(moved)
+    where.update((op.result, pre) for op in moved)
     return bool(moved)
 
 
@@ -151,10 +179,8 @@ class LoopInvariantCodeMotion(FunctionPass):
 
     def rewrite(self, fn: Function) -> Function:
         remove_unreachable(fn)
-        headers = [lp.header for lp in natural_loops(fn)]
         facts = _Facts(fn)
-        for header in headers:
-            loop = next((lp for lp in natural_loops(fn) if lp.header is header), None)
-            if loop is not None:
-                _hoist(fn, loop, facts)
+        scope = _Scope(fn)
+        for loop in scope.loops:
+            _hoist(fn, loop, facts, scope)
         return fn

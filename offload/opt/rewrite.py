@@ -14,12 +14,13 @@ from typing import Any
 
 import numpy as np
 
+from offload.analysis.range_scope import Dominance
 from offload.analysis.ranges import Range, RangeFacts, type_range
 from offload.diagnostics import Span
-from offload.ir.cfg import dominates, dominators, reverse_postorder
+from offload.ir.cfg import reverse_postorder
 from offload.ir.core import Block, Function, Op, Value
 from offload.ir.ops import LOCAL_OPS, Opcode, commutes
-from offload.ir.semantics import SemanticsError, eval_op
+from offload.ir.semantics import SemanticsError, eval_op, wrap_int
 from offload.ir.types import ScalarType
 from offload.opt.poly import Expander, Poly
 from offload.opt.util import remove_unreachable, replace_uses, resolve
@@ -173,7 +174,7 @@ class FactRewriter(Rewriter):
     def __init__(self, fn: Function, rules: Sequence[Rule], fastmath: bool = False) -> None:
         super().__init__(fn, rules, fastmath)
         self.facts = RangeFacts(fn)
-        self.doms = dominators(fn)
+        self.dom = Dominance(fn)
         self.numbering: dict[Value, int] = {}
         self.placed: dict[tuple[Opcode, Value, Value], list[tuple[Block, Value]]] = {}
         for block in fn.blocks:
@@ -213,9 +214,9 @@ class FactRewriter(Rewriter):
                 if v in self.defs:  # placed already: before the op being rewritten
                     return v, True
                 later = True
-            elif dominates(self.doms, block, self.block):
+            elif self.dom.strictly_dominates(block, self.block):
                 return v, True
-            elif dominates(self.doms, self.block, block):
+            elif self.dom.strictly_dominates(self.block, block):
                 later = True
         return None, later
 
@@ -246,7 +247,7 @@ def python_scalar(value: object, type: ScalarType) -> bool | int | float:
         value = value.item()
     if type.is_bool:
         return bool(value)
-    if type.is_int:
-        return int(value)  # type: ignore[call-overload,no-any-return]
+    if type.is_int:  # wrapped into the type: x - (-128) on int8 is x + (-128)
+        return wrap_int(int(value), type.bits, type.is_signed)  # type: ignore[call-overload]
     # Round through the type so that an f32 constant holds an f32-representable value.
     return float(type.dtype.type(value))  # type: ignore[arg-type]

@@ -10,9 +10,10 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass
 
-from offload.ir.cfg import predecessors
+from offload.ir.cfg import predecessors, reverse_postorder
 from offload.ir.core import Block, Branch, Function, Jump, Op, Value
 from offload.ir.ops import Opcode
 from offload.ir.types import ArrayType
@@ -72,41 +73,53 @@ def _retarget(pred: Block, old: Block, new: Block, substitute: dict[Value, Value
             t.else_target, t.else_args = new, args_for(t.else_args)
 
 
-def _used_elsewhere(fn: Function, block: Block) -> bool:
-    args = set(block.args)
-    for other in fn.blocks:
-        uses = [v for op in other.ops for v in op.operands]
-        t = other.terminator
-        if other is not block:
-            if isinstance(t, Jump):
-                uses += t.args
-            elif isinstance(t, Branch):
-                uses += [t.cond, *t.then_args, *t.else_args]
-            elif t is not None:
-                uses += t.values
-        if any(v in args for v in uses):
-            return True
-    return False
+def _uses(fn: Function) -> Counter[Value]:
+    """How many times each value is used (op operands and terminator operands)."""
+    count: Counter[Value] = Counter()
+    for block in fn.blocks:
+        for op in block.ops:
+            count.update(op.operands)
+        t = block.terminator
+        if isinstance(t, Jump):
+            count.update(t.args)
+        elif isinstance(t, Branch):
+            count.update([t.cond, *t.then_args, *t.else_args])
+        elif t is not None:
+            count.update(t.values)
+    return count
 
 
 def bypass_forwarders(fn: Function) -> bool:
-    """Bypass blocks with no ops whose terminator is a jump to another block."""
+    """Bypass blocks with no ops whose terminator is a jump to another block, all in one
+    sweep (one at a time, each with its own analysis of the whole function, was quadratic
+    in the number of such blocks: issue 19)."""
     preds = predecessors(fn)
-    for block in fn.blocks[1:]:
+    uses = _uses(fn)
+    changed = False
+    # Later blocks first: a chain of forwarders (the joins of an elif ladder) then moves
+    # each edge once, straight to the chain's end, not once per link.
+    for block in reversed(reverse_postorder(fn)):
         t = block.terminator
-        if block.ops or not isinstance(t, Jump) or t.target is block:
+        if block is fn.entry:
+            continue
+        if block.ops or not isinstance(t, Jump) or t.target is block or not preds[block]:
             continue
         # Its arguments may be used directly in blocks it dominates (the target, a loop
-        # exit...): bypass it only if nothing but its own jump uses them.
-        if t.target is fn.entry or (block.args and _used_elsewhere(fn, block)):
+        # exit...): bypass it only if nothing but its own jump uses them. (Bypassing other
+        # forwarders moves uses from one jump to others, never onto or off these.)
+        own = Counter(t.args)
+        if t.target is fn.entry or any(uses[a] > own[a] for a in block.args):
             continue
         for pred in dict.fromkeys(preds[block]):
             if pred is block:
                 continue
             _retarget(pred, block, t.target, {})
+            preds[t.target].extend(p for p in [pred] if p not in preds[t.target])
+        preds[block] = []
+        changed = True
+    if changed:
         remove_unreachable(fn)
-        return True
-    return False
+    return changed
 
 
 def simplify(fn: Function) -> None:

@@ -32,29 +32,46 @@ from offload.ir.ops import Opcode
 from offload.ir.types import BOOL, ScalarType
 from offload.opt.base import FunctionPass
 from offload.opt.counted import CountedLoop, enter_before, match_counted
-from offload.opt.util import Loop, const_value, definitions, edge_args, natural_loops
+from offload.opt.util import (
+    Loop,
+    const_value,
+    def_blocks,
+    definitions,
+    edge_args,
+    natural_loops,
+)
 
 
-def _match(fn: Function, loop: Loop, max_ops: int) -> CountedLoop | None:
+@dataclass
+class _Scope:
+    """What matching every loop needs, computed once a pass: the function's definitions,
+    the block defining each value, and each block's predecessors. Unrolling one loop
+    leaves these right for the others (see ``Unroll.rewrite``)."""
+
+    defs: dict[Value, Op]
+    where: dict[Value, Block]
+    preds: dict[Block, list[Block]]
+
+
+def _match(fn: Function, loop: Loop, max_ops: int, scope: _Scope) -> CountedLoop | None:
     """The counted loop ``loop`` is if it is worth unrolling, or ``None``."""
-    counted = match_counted(fn, loop)
+    counted = match_counted(fn, loop, scope.defs, scope.where)
     if counted is None or len(counted.header.ops) + len(counted.body.ops) > max_ops:
         return None
     s, n = counted.step, counted.bound
-    if _constant_trips(fn, loop, counted.k_index, s=s, n=n, defs=definitions(fn)):
+    if _constant_trips(loop, counted.k_index, s=s, n=n, scope=scope):
         return None  # NVVM unrolls a known trip count fully; two loops it would not
     return counted
 
 
-def _constant_trips(
-    fn: Function, loop: Loop, idx: int, *, s: Value, n: Value, defs: dict[Value, Op]
-) -> bool:
+def _constant_trips(loop: Loop, idx: int, *, s: Value, n: Value, scope: _Scope) -> bool:
     """Whether the start, the step and the bound of the counter are all constants."""
+    defs = scope.defs
     if const_value(defs, s) is None or const_value(defs, n) is None:
         return False
     starts = [
         args[idx]
-        for p in predecessors(fn)[loop.header]
+        for p in scope.preds[loop.header]
         if p not in loop.blocks
         for args in edge_args(p, loop.header)
     ]
@@ -111,12 +128,14 @@ def _copy_iteration(loop: CountedLoop, current: list[Value], out: list[Op]) -> l
     return [v(x) for x in latch.args]
 
 
-def _unroll(fn: Function, loop: CountedLoop, factor: int) -> bool:
+def _unroll(fn: Function, loop: CountedLoop, factor: int, facts: RangeFacts, scope: _Scope) -> bool:
     header, k = loop.header, loop.header.args[loop.k_index]
     assert isinstance(k.type, ScalarType)
-    facts = RangeFacts(fn)
     rn, rs = facts.range_of(loop.bound, header), facts.range_of(loop.step, header)
-    assert rn is not None and rs is not None  # integers always have a range
+    rk = facts.range_of(k, header)
+    assert rn is not None and rs is not None and rk is not None  # integers have a range
+    if rn.hi - (factor - 1) * max(rs.lo, 1) <= rk.lo:
+        return False  # U's test k < n - (factor-1)*s can never pass: fewer trips than that
     plan = _plan(rn, rs, k.type, factor - 1)
     if plan is None:
         return False
@@ -153,7 +172,7 @@ def _unroll(fn: Function, loop: CountedLoop, factor: int) -> bool:
     if checks:
         bound = fresh("unroll_bound")
         pre.terminator = Branch(checks[0], bound, list(pre.args), header, list(pre.args))
-    s_const = const_value(definitions(fn), loop.step)
+    s_const = const_value(scope.defs, loop.step)
     if isinstance(s_const, int):
         times_s = emit(bound, Opcode.CONST, [], k.type, value=(factor - 1) * s_const)
     else:
@@ -181,7 +200,8 @@ def _unroll(fn: Function, loop: CountedLoop, factor: int) -> bool:
     body.terminator = Jump(head, current, latch.span)
 
     # The edges that entered the loop now enter the guard.
-    enter_before(fn, loop, pre, list(dict.fromkeys([pre, bound, head, body])))
+    blocks = list(dict.fromkeys([pre, bound, head, body]))
+    enter_before(fn, loop, pre, blocks, scope.preds[header])
     return True
 
 
@@ -198,10 +218,14 @@ class Unroll(FunctionPass):
     def rewrite(self, fn: Function) -> Function:
         if self.factor < 2:
             return fn
-        headers = [lp.header for lp in natural_loops(fn)]
-        for header in headers:
-            loop = next((lp for lp in natural_loops(fn) if lp.header is header), None)
-            counted = _match(fn, loop, self.max_body_ops) if loop is not None else None
+        # One analysis for every loop (issue 19: one per loop was quadratic). Unrolling one
+        # loop leaves the facts of the others sound: the values reaching each block are the
+        # same, and the loops matched are two-block inner loops, disjoint from each other.
+        facts: RangeFacts | None = None
+        scope = _Scope(definitions(fn), def_blocks(fn), predecessors(fn))
+        for loop in natural_loops(fn):
+            counted = _match(fn, loop, self.max_body_ops, scope)
             if counted is not None:
-                _unroll(fn, counted, self.factor)
+                facts = facts or RangeFacts(fn)
+                _unroll(fn, counted, self.factor, facts, scope)
         return fn

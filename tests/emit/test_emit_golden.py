@@ -23,8 +23,8 @@ v_4 = np.float32(0.5)
 v_5 = x_3 * v_4
 # offload: kern.py:3
 v_6 = np.int64(3)
-_t7k0 = np.int64(1) if (v_6 == np.int64(0)) | (v_6 == np.int64(-1)) else v_6
-v_7 = (np.int64(0) if v_6 == np.int64(0) else np.int64(np.uint64(0) - np.uint64(c1))) if (v_6 == np.int64(0)) | (v_6 == np.int64(-1)) else np.int64(c1 // _t7k0)
+_t7k0 = np.uint64(0) - np.uint64(c1 < np.int64(0))
+v_7 = np.int64((np.uint64(c1) ^ _t7k0) // np.uint64(3) ^ _t7k0)
 v_8 = np.float32(v_7)
 v_9 = v_5 + v_8
 out0[0] = v_9

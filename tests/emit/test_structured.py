@@ -162,8 +162,8 @@ while True:
         break
     # offload: kern.py:3
     v_8 = np.int64(5)
-    _t9k0 = np.int64(1) if (v_8 == np.int64(0)) | (v_8 == np.int64(-1)) else v_8
-    v_9 = np.int64(0) if (v_8 == np.int64(0)) | (v_8 == np.int64(-1)) else np.int64(k_5 % _t9k0)
+    _t9k0 = np.uint64(0) - np.uint64(k_5 < np.int64(0))
+    v_9 = np.int64(((np.uint64(k_5) ^ _t9k0) % np.uint64(5) ^ _t9k0) + (np.uint64(5) & _t9k0))
     v_10 = c0[v_9]
     v_11 = np.int64(1)
     v_12 = np.int64(np.uint64(k_5) + np.uint64(v_11))

@@ -17,6 +17,14 @@ from tests.fuzz.run import run_program, same
 INTERP_SEEDS = range(20)
 NUMBA_SEEDS = (1000, 1001, 1003)
 SIM_SEEDS = (1000, 1004)
+FIXED_FINDINGS = {  # campaign seeds that were findings, with the side that was wrong
+    50124: "interp: np.float32(2.2e-308) is 0.0, so falsy; its truth was taken from float64",
+    50216: "interp: the truth of a float32 constant was folded from its float64 value",
+    50579: "interp: bool(np.float32(-5e-324)) is False (the constant rounds to -0.0)",
+    50663: "fold: float inf // 1.0 is NaN (x // 1.0 is floor(x)), was folded to x",
+    90039: "fold: x - (-128) on int8 made the constant 128, not wrapped to -128",
+    90480: "ranges: nested short-circuit tests narrowed exponentially often (minutes)",
+}
 
 
 def _check(seed: int, tmp_path: Path, targets: tuple[str, ...]) -> None:
@@ -43,6 +51,17 @@ def test_fuzz_comparison_tells_signed_zero_and_nan_apart() -> None:
 @pytest.mark.parametrize("seed", INTERP_SEEDS)
 def test_fuzz_program_agrees_with_cpython_on_interpreter(seed: int, tmp_path: Path) -> None:
     _check(seed, tmp_path, ("interp",))
+
+
+@pytest.mark.unit
+@pytest.mark.parametrize("seed", sorted(FIXED_FINDINGS))
+def test_fuzz_finding_stays_fixed_on_interpreter(seed: int, tmp_path: Path) -> None:
+    _check(seed, tmp_path, ("interp",))
+
+
+@pytest.mark.cpu
+def test_float_floor_division_by_one_is_floor_on_cpu_targets(tmp_path: Path) -> None:
+    _check(50663, tmp_path, ("compute_s",))
 
 
 @pytest.mark.cpu

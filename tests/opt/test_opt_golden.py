@@ -52,6 +52,19 @@ def test_fold_keeps_two_over_sqrt_under_fastmath() -> None:
     filecheck(run_text("fold,dce", src, fastmath=True), "CHECK: truediv\nCHECK-NOT: rsqrt")
 
 
+def test_fold_keeps_float_floor_division_by_one() -> None:
+    # x // 1.0 is floor(x) (and NaN for inf): fuzzer seed 50663 had inf // 1.0 folded to inf
+    src = HF + "  %2 = const 1.0 : f64\n  %3 = floordiv %x.1, %2 : f64\n  return %3\n}\n"
+    filecheck(run_text("fold,dce", src), "CHECK: floordiv %x.1\n")
+
+
+def test_fold_wraps_the_negated_constant_of_a_subtraction_into_the_type() -> None:
+    # x - (-128) on int8 is x + (-128): -(-128) wraps (fuzzer seed 90039 crashed on 128)
+    h8 = 'func @f(index %i.0: i64, capture "x" %x.1: i8) -> (i8) {\n^entry.0:\n'
+    src = h8 + "  %2 = const -128 : i8\n  %3 = sub %x.1, %2 : i8\n  return %3\n}\n"
+    filecheck(run_text("fold,dce", src), "CHECK: const -128 : i8\nCHECK: add %x.1")
+
+
 def test_fold_keeps_float_multiply_by_zero_without_fastmath() -> None:
     src = HF + "  %2 = const 0.0 : f64\n  %3 = mul %x.1, %2 : f64\n  return %3\n}\n"
     filecheck(run_text("fold,dce", src), "CHECK: mul %x.1\n")

@@ -3,6 +3,8 @@ random programs (every value the interpreter computes lies in its range)."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -205,3 +207,37 @@ def test_short_circuit_facts_contain_what_the_interpreter_sees(ops, consts, conj
         for name, value in (("z", z), ("y", y)):
             r = facts.range_of(names[name], block)
             assert r is not None and r.lo <= value <= r.hi, (name, value, r, text)
+
+
+def test_facts_about_a_finished_loop_are_not_carried_into_every_later_block(
+    tmp_path: Path,
+) -> None:
+    # issue 19: each block inherited every fact of its dominators (a counter's k == 2 after
+    # its loop, in every later block), O(N) facts a block for N loops in a row: quadratic.
+    from offload.lowering import check_and_lower
+    from tests.opt.scaling import load
+
+    def largest_env(n_lines: int) -> int:
+        facts = RangeFacts(check_and_lower(load("nested-loops", n_lines, tmp_path), 1).ir)
+        return max(len(env) for env in facts.block_facts.values())
+
+    assert largest_env(120) == largest_env(30)  # 40 loop nests, or 10: the same
+
+
+def test_a_fact_stays_where_its_value_is_still_used() -> None:
+    text = """\
+func @f(index %i.0: i64) -> (i64) {
+^entry.0:
+  %ten = const 10 : i64
+  %c = lt %i.0, %ten : bool
+  condbr %c, ^small.1, ^big.2
+^small.1:
+  br ^later.3
+^later.3:
+  return %i.0
+^big.2:
+  return %ten
+}
+"""
+    facts, v = _by_hint(text)
+    assert facts.range_of(v["i"], v["later"]) == Range(0, 9)  # type: ignore[arg-type]
