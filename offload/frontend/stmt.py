@@ -114,7 +114,7 @@ class Statements:
         if flatten(value) is None and not (helper and isinstance(value, LocalArray)):
             raise self.core.error(
                 TypeMismatch,
-                f"cannot return a {describe(value)}",
+                f"cannot return {_article(describe(value))}",
                 node.value,
                 hint="return a number, a bool, or a tuple of them",
             )
@@ -147,3 +147,8 @@ class Statements:
             if self.core.live:
                 edges.append((self.core.b.block, self.core.ctx.env))
         self.core.ctx.env = self.core.merge_edges(edges, "endif")
+
+
+def _article(what: str) -> str:
+    """``what`` with its indefinite article (``an elementwise ...``, ``a view ...``)."""
+    return f"an {what}" if what[:1] in "aeiou" else f"a {what}"
