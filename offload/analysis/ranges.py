@@ -55,6 +55,10 @@ def _ranged(v: Value) -> bool:
 Env = dict[Value, Range]
 
 
+_ArgKey = tuple[Value, bool, int, frozenset[tuple[Value, Range]]]
+"""A memoised ``_narrow_arg`` question: argument, branch taken, depth, facts so far."""
+
+
 class RangeFacts:
     """Ranges of the integer and bool values of one function (computed on construction)."""
 
@@ -83,7 +87,9 @@ class RangeFacts:
             self._home.update((a, block) for a in block.args)
             self._home.update((op.result, block) for op in block.ops)
         self._narrowing = False
-        self._arg_memo: dict[tuple[Value, bool, int], Env | None] = {}
+        self._arg_memo: dict[
+            tuple[Value, bool, int, frozenset[tuple[Value, Range]]], Env | None
+        ] = {}
         """``_narrow_arg`` results while no block's facts change: one bool argument is
         asked about through every path of nested short-circuit tests (exponential in
         their depth: fuzzer seed 90480 ran for minutes), its answer is the same each time."""
@@ -157,14 +163,16 @@ class RangeFacts:
                 self.block_facts[block] = env
                 self._arg_memo.clear()
                 changed = True
-            if block is not self.fn.entry:
-                changed |= self._join_args(block, edges, changes)
+            if block is not self.fn.entry and self._join_args(block, edges, changes):
+                self._arg_memo.clear()
+                changed = True
             for op in block.ops:
                 if not _ranged(op.result):
                     continue
                 r = self._transfer(op, env)
                 if r is not None and r != self.values.get(op.result):
                     self.values[op.result] = r
+                    self._arg_memo.clear()
                     changed = True
         return changed
 
@@ -309,7 +317,11 @@ class RangeFacts:
         """``_narrow`` of a bool block argument: its value on each incoming edge, narrowed
         in that edge's facts; what holds on every edge that can pass ``taken``, for values
         defined before the argument's block. (It depends on the blocks' facts, not ``env``.)"""
-        key = (arg, taken, depth)
+        # The answer depends on the facts so far (``out``) and on every block's facts and
+        # value ranges: the key holds ``out``, and any change to the others clears the memo
+        # (a memo kept across a change of a loop argument's range gave `it < 50` as always
+        # true inside `while z < 400 and it < 50`).
+        key = (arg, taken, depth, frozenset(out.items()))
         if key not in self._arg_memo:
             self._arg_memo[key] = self._narrow_arg_uncached(arg, taken, depth, out)
         found = self._arg_memo[key]

@@ -64,8 +64,8 @@ def test_captured_scalars_are_parameters_read_at_each_call() -> None:
 
 def test_restriction_violations_are_reported_with_a_span() -> None:
     def bad(a: Any, b: Any) -> Any:
-        t = [a, b]
-        return t[0]
+        t = {a: b}  # a dict is a dynamic allocation (a list display is a local array)
+        return t[a]
 
     with pytest.raises(AllocationNotAllowed, match="test_combine.py"):
         compile_combine(bad, ((I64,), (I64,)), "ol_comb", "test")

@@ -32,6 +32,10 @@ FLOAT_BINARY = [
     Opcode.POW, Opcode.MIN, Opcode.MAX,
 ]  # fmt: skip
 EXACT_FLOAT = {"add", "sub", "mul", "truediv", "floordiv", "floormod", "min", "max", "neg"}
+CPYTHON_OWN = {"math.gamma", "math.lgamma"}
+"""Functions whose interpreter value is CPython's own algorithm, not the C library's that
+the kernels call: they differ by up to ~16 ulp of ``max(1, |value|)`` (docs/limits.md):
+lgamma(0.5) by 3 ulp; near lgamma's zeros (lgamma(-2.5) = -0.056) the error is absolute."""
 
 
 def _int_edges(t: ScalarType) -> list[int]:
@@ -102,12 +106,15 @@ def ops_function(t: ScalarType) -> tuple[Function, list[str]]:
     return b.function, [n for n, _ in results]
 
 
-def _ulps(got: np.ndarray[Any, Any], want: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
+def _ulps(
+    got: np.ndarray[Any, Any], want: np.ndarray[Any, Any], floor: float = 0.0
+) -> np.ndarray[Any, Any]:
+    """The distance in ulps of ``max(|want|, floor)``."""
     both_nan = np.isnan(got) & np.isnan(want)
     same = (got == want) & (np.signbit(got) == np.signbit(want))
     with np.errstate(all="ignore"):
         diff = np.abs(got.astype(np.float64) - want.astype(np.float64))
-        ulp = np.spacing(np.abs(want)).astype(np.float64)
+        ulp = np.spacing(np.maximum(np.abs(want), want.dtype.type(floor))).astype(np.float64)
         return np.where(both_nan | same, 0.0, np.where(np.isfinite(diff), diff / ulp, np.inf))
 
 
@@ -124,8 +131,11 @@ def check_against_interpreter(
     for name, g, w in zip(names, got, want, strict=True):
         assert g.dtype == w.dtype, name
         if g.dtype.kind == "f":
-            tol = 0.0 if name in EXACT_FLOAT or name.startswith("cast") else 2.0
-            bad = _ulps(g, w) > tol
+            if name in CPYTHON_OWN:
+                bad = _ulps(g, w, floor=1.0) > 16.0
+            else:
+                tol = 0.0 if name in EXACT_FLOAT or name.startswith("cast") else 2.0
+                bad = _ulps(g, w) > tol
         else:
             bad = g != w
         if bad.any():
