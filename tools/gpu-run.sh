@@ -19,6 +19,10 @@
 #   unified   where unified mode's per-call time goes against device mode
 #             (benchmarks/lab/unified_tax.py; UNIFIED_NAMES picks benchmarks)
 #   overhead  the launch-overhead / compile-time benchmark alone (benchmarks/lab/overhead.py)
+#   acc       the collectives' benchmarks (sum, dotp, smvm, histogram, prefix-sum and the
+#             element forms) at ACC_SIZE (paper) on ACC_TARGETS (g,gd,gpu-peers)
+#   cccl      cuda.compute (CUB) against offload's fold_all/scanl1/fold_seg (benchmarks/lab/cccl_peers.py)
+#   stream    streaming on one GPU (benchmarks/lab/stream_bench.py; STREAM_ARGS)
 #   system-numpy  the gpu lane's semantics tests and the quick blackscholes on the machine's
 #             own numpy (2.5 there: no carried wheel; offload.ptx.numba_compat)
 #   base-A base-B base-C base-D base-overhead base-quick
@@ -77,6 +81,16 @@ for arg in "$@"; do
       # shellcheck disable=SC2086
       OUT="$RUN" PROFILE_TIMEOUT=60 timeout "$limit" bash tools/gpu-profile.sh --peers $names > "$RUN/profile.log" 2>&1 || status=1
       summary+=("$(sed -n '/^| bench/,/^$/p' "$RUN/profile/summary.md" 2>/dev/null | cut -c1-260)") ;;
+    acc)
+      # shellcheck disable=SC2086
+      timeout "$limit" python3 -m benchmarks.runner ${ACC_NAMES:-sum dotp smvm histogram prefix-sum dotp-element smvm-element} --size ${ACC_SIZE:-paper} --targets ${ACC_TARGETS:-g,gd,gpu-peers} --repeat 3 --out "$RUN" --tag "acc-${ACC_SIZE:-paper}" --no-plots > "$RUN/acc-${ACC_SIZE:-paper}.log" 2>&1 || status=1
+      summary+=("$(grep -E '^\|' "$RUN/acc-${ACC_SIZE:-paper}.log" | cut -c1-200)") ;;
+    stream)
+      timeout "$limit" python3 -m benchmarks.lab.stream_bench --json "$RUN/stream.json" ${STREAM_ARGS:-} > "$RUN/stream.log" 2>&1 || status=1
+      summary+=("$(tail -n 25 "$RUN/stream.log")") ;;
+    cccl)
+      timeout "$limit" python3 -m benchmarks.lab.cccl_peers --json "$RUN/cccl.json" > "$RUN/cccl.log" 2>&1 || status=1
+      summary+=("$(cat "$RUN/cccl.log" | cut -c1-300)") ;;
     system-numpy)
       (export PYTHONPATH="$PWD"; python3 -c "import numpy; print('system numpy', numpy.__version__)"
        timeout "$limit" python3 -m pytest -q -W error -p no:cacheprovider -n 4 -m gpu tests/gpu/test_gpu_semantics.py tests/gpu/test_stage_gpu.py

@@ -225,8 +225,12 @@ def working(target: str, x: Any, backend: Any = None) -> Any:
     as an element-function kernel reads them; else it is copied."""
     if is_gpu(target):
         cp = xp_for(target)
-        view = _backend_view(cp, x, backend)
-        return cp.ascontiguousarray(x if view is None else view)
+        if isinstance(x, np.ndarray):
+            view = _backend_view(cp, x, backend)
+            if view is None:
+                view = managed_view(cp, x)
+            x = view if view is not None else cp.asarray(x)
+        return cp.ascontiguousarray(x)
     if hasattr(x, "__cuda_array_interface__") and hasattr(x, "get"):
         x = x.get()
     return np.ascontiguousarray(x)
