@@ -4,6 +4,8 @@ bare data; subclasses that index as ndarray does are accepted (issue 19)."""
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 
@@ -14,6 +16,10 @@ from offload.frontend.captures import indexing_differs
 pytestmark = pytest.mark.cpu
 
 COMPUTES = [ol.compute_s, ol.compute_p]
+
+with warnings.catch_warnings():
+    warnings.simplefilter("ignore", DeprecationWarning)  # NumPy 2.5 deprecates the name
+    CHARARRAY = np.char.chararray
 
 
 class Tagged(np.ndarray):
@@ -38,7 +44,7 @@ class Shifted(np.ndarray):
         (np.ma.MaskedArray, True),
         (np.matrix, True),
         (np.recarray, True),
-        (np.char.chararray, True),
+        (CHARARRAY, True),
         (Shifted, True),
         (list, False),
     ],

@@ -63,6 +63,10 @@ def dtype_ctor(dt: np.dtype[Any]) -> str:
     return "np.bool_" if dt.kind == "b" else f"np.{dt.name}"
 
 
+_SMALL_GRID = r"Grid size \d+ will likely result in GPU under-utilization"
+"""numba-cuda's low-occupancy warning (a NumbaPerformanceWarning) for grids under 128 blocks."""
+
+
 @dataclass
 class Module:
     """The compiled functions of one skeleton module."""
@@ -83,7 +87,10 @@ class Module:
             threads = self.threads or threads
             most = SIM_MAX_BLOCKS if self.target == "gpu-sim" else MAX_BLOCKS
             grid = blocks or max(1, min(most, -(-items // threads)))
-            fn[grid, threads](np.int64(items), *args)
+            with warnings.catch_warnings():
+                # a small grid is the right one for a short level of a tree or a tail
+                warnings.filterwarnings("ignore", message=_SMALL_GRID)
+                fn[grid, threads](np.int64(items), *args)
         else:
             fn(np.int64(items), *args)
 
