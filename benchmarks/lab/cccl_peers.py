@@ -71,7 +71,10 @@ def main() -> None:
         if have_cc:
             try:
                 row["cuda.compute reduce_into"] = _time(
-                    cp, lambda x=x, n=n: cc.reduce_into(x, out, OpKind.PLUS, n, h_init)
+                    cp,
+                    lambda x=x, n=n: cc.reduce_into(
+                        d_in=x, d_out=out, num_items=n, op=OpKind.PLUS, h_init=h_init
+                    ),
                 )
                 got = float(out.get()[0])
                 row["check"] = f"{got:.6g} vs {float(cp.sum(x.astype(cp.float64))):.6g}"
@@ -90,7 +93,10 @@ def main() -> None:
             try:
                 h_init = np.zeros(1, np.float32)
                 row["cuda.compute inclusive_scan"] = _time(
-                    cp, lambda x=x, y=y, n=n: cc.inclusive_scan(x, y, OpKind.PLUS, h_init, n)
+                    cp,
+                    lambda x=x, y=y, n=n: cc.inclusive_scan(
+                        d_in=x, d_out=y, op=OpKind.PLUS, init_value=h_init, num_items=n
+                    ),
                 )
             except Exception as e:
                 row["cuda.compute inclusive_scan"] = f"{type(e).__name__}: {str(e)[:120]}"
@@ -113,7 +119,13 @@ def main() -> None:
                 row["cuda.compute segmented_reduce"] = _time(
                     cp,
                     lambda x=x, o=offsets, out=out, k=nseg: cc.segmented_reduce(
-                        x, out, o[:-1], o[1:], OpKind.PLUS, h_init, k
+                        d_in=x,
+                        d_out=out,
+                        num_segments=k,
+                        start_offsets_in=o[:-1],
+                        end_offsets_in=o[1:],
+                        op=OpKind.PLUS,
+                        h_init=h_init,
                     ),
                 )
             except Exception as e:

@@ -1098,7 +1098,10 @@ def median3x3(n: int, rng: Rng) -> Case:
 @port(
     "Triton python/tutorials/05-layer-norm.py _layer_norm_fwd (mean, var over a row)",
     rtol=1e-5,
-    why="float32 means: NumPy sums pairwise",
+    atol=1e-6,
+    why="float32 means: NumPy sums pairwise; ** 2 is pow (libdevice's on the GPU differs by"
+    " up to 2 ulp from the C library's) where NumPy's array ** 2 squares; outputs near 0"
+    " come from cancelling + b[j] (~1), so an absolute tolerance of a few ulp of 1",
 )
 def layer_norm_row(n: int, rng: Rng) -> Case:
     x = rng.random((n, n + 3)).astype(np.float32)

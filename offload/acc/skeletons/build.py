@@ -63,7 +63,7 @@ def dtype_ctor(dt: np.dtype[Any]) -> str:
     return "np.bool_" if dt.kind == "b" else f"np.{dt.name}"
 
 
-_SMALL_GRID = r"Grid size \d+ will likely result in GPU under-utilization"
+_SMALL_GRID = r".*Grid size \d+ will likely result in GPU under-utilization"
 """numba-cuda's low-occupancy warning (a NumbaPerformanceWarning) for grids under 128 blocks."""
 
 
