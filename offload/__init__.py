@@ -9,7 +9,9 @@ for settings; ``ol.explain`` for the IR, passes and generated kernels.
 """
 
 from importlib.metadata import PackageNotFoundError, version
-from typing import Any
+from typing import Any, TypeVar
+
+import numpy as np
 
 from offload.acc import (
     ALL,
@@ -62,12 +64,17 @@ except PackageNotFoundError:  # a source tree on sys.path, not installed
     __version__ = "0+unknown"
 
 
-def use(array: Any) -> Any:
+_Array = TypeVar("_Array", bound=np.ndarray[Any, Any])
+
+
+def use(array: _Array) -> _Array:
     """Freeze a host array for ``compute_g``: it is made read-only and its device copy is
-    cached, so later calls do not copy it again. Returns the array."""
+    cached, so later calls do not copy it again. Returns the array (``TypeError`` for
+    anything but a NumPy array)."""
     from offload.runtime.memory import use as _use
 
-    return _use(array)
+    _use(array)  # (returns ``array`` itself, typed as a plain ndarray)
+    return array
 
 
 __all__ = [

@@ -1,17 +1,47 @@
-"""The public API: ``compute_s``, ``compute_p``, ``compute_g``, ``explain``, ``use``."""
+"""The public entry points ``compute_s``, ``compute_p`` and ``compute_g``, and their typed
+signatures (``explain`` lives in ``offload.explain``, ``use`` in ``offload/__init__``)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from types import FunctionType
-from typing import Any
+from typing import Any, SupportsIndex, TypeAlias, TypeVar, overload
+
+import numpy as np
+from numpy.typing import DTypeLike, NDArray
 
 from offload import driver, stream
 from offload.acc.base import Context
 from offload.acc.graph import compute as compute_graph
 from offload.acc.graph import needs_scheduler
 from offload.config import config
+from offload.delayed import Delayed
 from offload.diagnostics import CompileError, OffloadError
 from offload.targets import GPU, PAR, SEQ, Target, check_out, split_target
+
+# The public signatures. An element function's result picks the overload: a number (a
+# Python or NumPy scalar) gives one array, a tuple of numbers a tuple of arrays; a function
+# whose result type is unknown (unannotated, `Any`) matches both, so a type checker sees
+# `Any`, as it does for a delayed array (its type does not say how many results it has).
+# `out=` is returned as it is, so its own type comes back.
+
+Shape: TypeAlias = SupportsIndex | tuple[SupportsIndex, ...] | list[SupportsIndex]
+"""An int or a tuple (or list) of ints: the index space of a ``compute_*`` call."""
+
+DTypes: TypeAlias = DTypeLike | tuple[DTypeLike, ...] | list[DTypeLike] | None
+"""``dtype=``: one dtype, or one per result of a tuple-valued function (``None``: the
+function's own)."""
+
+Number: TypeAlias = float | np.generic
+"""What an element function returns (or a tuple of): a Python number (``int`` and ``bool``
+are ``float`` to a type checker) or a NumPy scalar."""
+
+GpuArray: TypeAlias = Any
+"""What ``compute_g`` returns for each result: a ``numpy.ndarray`` over CUDA managed memory
+in the default ``unified`` memory mode, a ``cupy.ndarray`` in ``device`` mode. The mode is a
+run-time setting (``ol.config.memory``) and CuPy is optional, so the static type is ``Any``."""
+
+_Out = TypeVar("_Out")
 
 
 def _call(target: Target, shape_or_delayed: Any, fn: Any, dtype: Any, out: Any) -> Any:
@@ -81,6 +111,40 @@ def _user_error(err: Exception, target: Any) -> Exception:
     )
 
 
+@overload
+def compute_s(
+    shape: int, fn: Callable[[int], Number], *, dtype: DTypes = None, out: None = None
+) -> NDArray[Any]: ...
+@overload
+def compute_s(
+    shape: int, fn: Callable[[int], tuple[Number, ...]], *, dtype: DTypes = None, out: None = None
+) -> tuple[NDArray[Any], ...]: ...
+@overload
+def compute_s(
+    shape: Shape, fn: Callable[..., Number], *, dtype: DTypes = None, out: None = None
+) -> NDArray[Any]: ...
+@overload
+def compute_s(
+    shape: Shape,
+    fn: Callable[..., tuple[Number, ...]],
+    *,
+    dtype: DTypes = None,
+    out: None = None,
+) -> tuple[NDArray[Any], ...]: ...
+@overload
+def compute_s(
+    shape: Delayed, fn: None = None, *, dtype: DTypes = None, out: None = None
+) -> Any: ...
+@overload
+def compute_s(
+    shape: Shape | Delayed,
+    fn: Callable[..., object] | None = None,
+    *,
+    dtype: DTypes = None,
+    out: _Out,
+) -> _Out: ...
+
+
 def compute_s(shape: Any, fn: Any = None, *, dtype: Any = None, out: Any = None) -> Any:
     """Compute ``fn`` at every index of ``shape`` on one CPU thread.
 
@@ -97,6 +161,40 @@ def compute_s(shape: Any, fn: Any = None, *, dtype: Any = None, out: Any = None)
     language does not accept (recursion, allocation, writes to captured arrays, ...).
     """
     return _compute(SEQ, shape, fn, dtype, out)
+
+
+@overload
+def compute_p(
+    shape: int, fn: Callable[[int], Number], *, dtype: DTypes = None, out: None = None
+) -> NDArray[Any]: ...
+@overload
+def compute_p(
+    shape: int, fn: Callable[[int], tuple[Number, ...]], *, dtype: DTypes = None, out: None = None
+) -> tuple[NDArray[Any], ...]: ...
+@overload
+def compute_p(
+    shape: Shape, fn: Callable[..., Number], *, dtype: DTypes = None, out: None = None
+) -> NDArray[Any]: ...
+@overload
+def compute_p(
+    shape: Shape,
+    fn: Callable[..., tuple[Number, ...]],
+    *,
+    dtype: DTypes = None,
+    out: None = None,
+) -> tuple[NDArray[Any], ...]: ...
+@overload
+def compute_p(
+    shape: Delayed, fn: None = None, *, dtype: DTypes = None, out: None = None
+) -> Any: ...
+@overload
+def compute_p(
+    shape: Shape | Delayed,
+    fn: Callable[..., object] | None = None,
+    *,
+    dtype: DTypes = None,
+    out: _Out,
+) -> _Out: ...
 
 
 def compute_p(shape: Any, fn: Any = None, *, dtype: Any = None, out: Any = None) -> Any:
@@ -122,6 +220,40 @@ def compute_p(shape: Any, fn: Any = None, *, dtype: Any = None, out: Any = None)
     a warm call re-reads the captured values and launches, without parsing again.
     """
     return _compute(PAR, shape, fn, dtype, out)
+
+
+@overload
+def compute_g(
+    shape: int, fn: Callable[[int], Number], *, dtype: DTypes = None, out: None = None
+) -> GpuArray: ...
+@overload
+def compute_g(
+    shape: int, fn: Callable[[int], tuple[Number, ...]], *, dtype: DTypes = None, out: None = None
+) -> tuple[GpuArray, ...]: ...
+@overload
+def compute_g(
+    shape: Shape, fn: Callable[..., Number], *, dtype: DTypes = None, out: None = None
+) -> GpuArray: ...
+@overload
+def compute_g(
+    shape: Shape,
+    fn: Callable[..., tuple[Number, ...]],
+    *,
+    dtype: DTypes = None,
+    out: None = None,
+) -> tuple[GpuArray, ...]: ...
+@overload
+def compute_g(
+    shape: Delayed, fn: None = None, *, dtype: DTypes = None, out: None = None
+) -> Any: ...
+@overload
+def compute_g(
+    shape: Shape | Delayed,
+    fn: Callable[..., object] | None = None,
+    *,
+    dtype: DTypes = None,
+    out: _Out,
+) -> _Out: ...
 
 
 def compute_g(shape: Any, fn: Any = None, *, dtype: Any = None, out: Any = None) -> Any:
