@@ -9,6 +9,8 @@ Programs run in a worker process, so a segfault is a finding rather than the end
 campaign. Prints the counts per target at the end.
 
   python tools/fuzz.py --budget 600 --seed 1 --out /tmp/fuzz-findings
+  python tools/fuzz.py --budget 300 --targets interp,compute_g   (on a GPU machine: the GPU;
+                                                                   tools/gpu-run.sh fuzz)
   python tools/fuzz.py --worker --seed 1   (internal: the worker)
 """
 

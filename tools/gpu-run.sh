@@ -21,6 +21,7 @@
 #   overhead  the launch-overhead / compile-time benchmark alone (benchmarks/lab/overhead.py)
 #   acc       the collectives' benchmarks (sum, dotp, smvm, histogram, prefix-sum and the
 #             element forms) at ACC_SIZE (paper) on ACC_TARGETS (g,gd,gpu-peers)
+#   fuzz      the differential fuzzer on the real GPU (tools/fuzz.py: interp and compute_g)
 #   cccl      cuda.compute (CUB) against offload's fold_all/scanl1/fold_seg (benchmarks/lab/cccl_peers.py)
 #   stream    streaming on one GPU (benchmarks/lab/stream_bench.py; STREAM_ARGS)
 #   system-numpy  the gpu lane's semantics tests and the quick blackscholes on the machine's
@@ -88,6 +89,9 @@ for arg in "$@"; do
     stream)
       timeout "$limit" python3 -m benchmarks.lab.stream_bench --json "$RUN/stream.json" ${STREAM_ARGS:-} > "$RUN/stream.log" 2>&1 || status=1
       summary+=("$(tail -n 25 "$RUN/stream.log")") ;;
+    fuzz)
+      timeout "$limit" python3 tools/fuzz.py --budget $(( limit - 30 )) --seed ${FUZZ_SEED:-800000} --targets interp,compute_g --out "$RUN/fuzz" > "$RUN/fuzz.log" 2>&1 || status=1
+      summary+=("$(tail -n 12 "$RUN/fuzz.log")") ;;
     cccl)
       timeout "$limit" python3 -m benchmarks.lab.cccl_peers --json "$RUN/cccl.json" > "$RUN/cccl.log" 2>&1 || status=1
       summary+=("$(cat "$RUN/cccl.log" | cut -c1-300)") ;;

@@ -26,7 +26,7 @@ import threading
 import types
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -36,6 +36,7 @@ from offload.emit import BaseHooks, emit_body, print_source
 from offload.emit.template import assign, const, expr, name
 from offload.frontend.captures import capture_type_key
 from offload.frontend.lower import Lowered, fetch_captures
+from offload.frontend.reader import Fetcher, make_fetcher
 from offload.frontend.nodes import ArrayNode, ElementLowering, Index, NodeFunction, NodePath
 from offload.frontend.values import TupleVal, Val
 from offload.ir.core import Function
@@ -102,14 +103,29 @@ class ScalarFunction:
     """The kinds of all captures the lowering was typed for."""
     operand_node: bool
     """Lowered through ``_Operands`` (its one index parameter is unused)."""
+    texts: dict[bool, str] = field(default_factory=dict, init=False, compare=False, repr=False)
+    """``source``'s text per target kind, made once (a warm skeleton call asks each time)."""
+    fetch: Fetcher | None = field(default=None, init=False, compare=False, repr=False)
+    """The reader of the captures' current values, generated once (see ``read``)."""
+
+    def read(self) -> list[Any]:
+        """The current values of every capture of the lowering (``fetch_captures``)."""
+        fetch = self.fetch
+        if fetch is None:
+            fetch = make_fetcher(self.lowered.captures)
+            object.__setattr__(self, "fetch", fetch)
+        return fetch(self.root)
 
     def source(self, gpu: bool) -> str:
         """The function's Python source for the CPU (``njit``) or the GPU (device)."""
-        return _source(self, gpu)
+        text = self.texts.get(gpu)
+        if text is None:
+            text = self.texts[gpu] = _source(self, gpu)
+        return text
 
     def captures(self) -> list[Any]:
         """The current values of the user's captures, typed as the IR expects."""
-        values = fetch_captures(self.root, self.lowered)
+        values = self.read()
         out: list[Any] = []
         for k in self.user_captures:
             v, t = values[k], self.ir.captures[k].type
@@ -191,7 +207,7 @@ def _require_function(f: object, what: str) -> None:
 def _same_kinds(sf: ScalarFunction) -> bool:
     """A cached lowering serves only while the captures keep the kinds it was typed for."""
     try:
-        values = fetch_captures(sf.root, sf.lowered)
+        values = sf.read()
     except Exception:
         return False
     return capture_type_key(values) == sf.kinds
