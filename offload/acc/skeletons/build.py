@@ -24,11 +24,12 @@ import threading
 import types
 import warnings
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
+from offload.cpu.threads import ThreadChoice, now
 from offload.diagnostics import CompileError
 
 GPU_TARGETS = ("gpu", "gpu-sim")
@@ -75,6 +76,10 @@ class Module:
     kernels: dict[str, Any]
     threads: int | None = None
     """Threads per block of a GPU module whose kernels assume a fixed block size."""
+    choices: dict[str, ThreadChoice] = field(default_factory=dict)
+    """A ``cpu-par`` kernel's thread counts, by what its launches measured."""
+    warm: set[str] = field(default_factory=set)
+    """The kernels launched once (compiled): later launches are measurements."""
 
     def launch(self, kernel: str, items: int, *args: Any, blocks: int | None = None) -> None:
         """Run ``kernel`` over ``items`` work items (its first argument); ``blocks`` fixes
@@ -91,8 +96,33 @@ class Module:
                 # a small grid is the right one for a short level of a tree or a tail
                 warnings.filterwarnings("ignore", message=_SMALL_GRID)
                 fn[grid, threads](np.int64(items), *args)
+        elif self.target == "cpu-par":
+            self._launch_parallel(kernel, fn, items, args)
         else:
             fn(np.int64(items), *args)
+
+    def _launch_parallel(self, kernel: str, fn: Any, items: int, args: tuple[Any, ...]) -> None:
+        """``fn`` on one thread or on all (the caller's numba thread count), whichever its
+        launches measure faster (``offload.cpu.threads``: small work and a loaded machine
+        take one). The work split of every skeleton is fixed by the sizes, not the thread
+        count, so the bits are the same either way."""
+        import numba
+
+        choice = self.choices.get(kernel)
+        if choice is None:
+            choice = self.choices[kernel] = ThreadChoice(int(numba.config.NUMBA_NUM_THREADS))  # type: ignore[attr-defined]
+        threads = choice.pick(items)
+        before = numba.get_num_threads()
+        numba.set_num_threads(1 if threads == 1 else before)
+        try:
+            start = now()
+            fn(np.int64(items), *args)
+            elapsed = now() - start
+        finally:
+            numba.set_num_threads(before)
+        if kernel in self.warm:
+            choice.record(items, threads, elapsed)
+        self.warm.add(kernel)
 
 
 _CACHE: dict[tuple[str, str], Module] = {}
