@@ -36,8 +36,8 @@ from offload.emit import BaseHooks, emit_body, print_source
 from offload.emit.template import assign, const, expr, name
 from offload.frontend.captures import capture_type_key
 from offload.frontend.lower import Lowered, fetch_captures
-from offload.frontend.reader import Fetcher, make_fetcher
 from offload.frontend.nodes import ArrayNode, ElementLowering, Index, NodeFunction, NodePath
+from offload.frontend.reader import Fetcher, make_fetcher
 from offload.frontend.values import TupleVal, Val
 from offload.ir.core import Function
 from offload.ir.ops import Opcode

@@ -7,13 +7,14 @@ on first use. Compiled kernels are cached in-process on the printed IR and the o
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import linecache
 import math
 import os
 import threading
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -23,9 +24,10 @@ from offload.cpu.diskcache import CpuDiskCache, kernel_key
 from offload.cpu.loopnest import CpuHooks, kernel_function
 from offload.cpu.symbols import ensure_int128_helpers
 from offload.cpu.threads import ThreadChoice, now, quiet_threading
-from offload.diagnostics import CompileError, KernelFault
+from offload.diagnostics import CompileError, KernelFault, OffloadError, UnsupportedSyntax
 from offload.emit import HEADER, print_source
 from offload.emit.division import divides_under_a_branch
+from offload.emit.recursion import compile_room, from_recursion, recursion_room
 from offload.ir.core import Function
 from offload.ir.ops import Opcode
 from offload.ir.printer import print_function
@@ -154,12 +156,16 @@ class CpuKernel:
         ]
         err = np.zeros(self.err_size, np.int64)
         try:
-            if self._warm and self.loop_vectorize:
-                self.dispatcher(*shape, *outs, *caps, err)
-            elif self._warm:  # a new array layout compiles a new specialisation
-                _without_loop_vectoriser(lambda: self.dispatcher(*shape, *outs, *caps, err))
-            else:
+            if not self._warm:
                 self._first_call(shape, outs, caps, err)
+            elif self.loop_vectorize:
+                try:
+                    self.dispatcher(*shape, *outs, *caps, err)
+                except RecursionError:  # compiling a new array layout's specialisation
+                    self._first_call(shape, outs, caps, err)
+            else:  # a new array layout compiles a new specialisation
+                with self._room():
+                    _without_loop_vectoriser(lambda: self.dispatcher(*shape, *outs, *caps, err))
         except IndexError as exc:  # numba's own boundscheck (e.g. an out= of the wrong shape)
             raise KernelFault.at(
                 f"out-of-bounds access in the kernel of '{self.fn.name}': {exc}", self.fn.span
@@ -174,7 +180,7 @@ class CpuKernel:
 
         # numba compiles on first call; its performance hints are not the user's business
         # (and would be errors under ``-W error``).
-        with warnings.catch_warnings():
+        with warnings.catch_warnings(), self._room():
             warnings.simplefilter("ignore", NumbaWarning)
             try:
                 if self.loop_vectorize:
@@ -182,6 +188,8 @@ class CpuKernel:
                 else:
                     _without_loop_vectoriser(lambda: self.dispatcher(*shape, *outs, *caps, err))
             except NumbaError as exc:
+                if from_recursion(exc):
+                    raise self._too_large() from None
                 raise CompileError.at(
                     f"numba could not compile the kernel for '{self.fn.name}': "
                     f"{str(exc).splitlines()[0] if str(exc) else type(exc).__name__}",
@@ -189,6 +197,26 @@ class CpuKernel:
                     hint="this is a bug in offload; please report it with ol.explain output",
                 ) from None
         self._warm = True
+
+    @contextlib.contextmanager
+    def _room(self) -> Iterator[None]:
+        """Recursion room for numba's compile of this kernel (it recurses along the
+        kernel's blocks); a compile that still runs out is a located error about the
+        function's size, not an internal one."""
+        try:
+            with recursion_room(compile_room(self.source)):
+                yield
+        except RecursionError:
+            raise self._too_large() from None
+
+    def _too_large(self) -> OffloadError:
+        return UnsupportedSyntax.at(
+            f"'{self.fn.name}' is too large for numba to compile (its compile recursed past "
+            "Python's recursion limit)",
+            self.fn.span,
+            hint="make the function smaller: a captured lookup array or arithmetic instead "
+            "of long if/elif chains, a loop instead of repeated statements",
+        )
 
     def _bounds_error(self, err: Any) -> OutOfBoundsRead:
         site = int(err[0]) - 1

@@ -23,9 +23,6 @@ line the emitter puts a marker that ``offload.emit.pysrc`` prints as ``# offload
 from __future__ import annotations
 
 import ast
-import contextlib
-import sys
-from collections.abc import Iterator
 
 from offload.diagnostics import CompileError
 from offload.emit.blocks import LINE_MARKER, Names, cross_block_values
@@ -34,6 +31,7 @@ from offload.emit.division import constant_values
 from offload.emit.flatten import check_depth, flatten_chains
 from offload.emit.hooks import EmitHooks
 from offload.emit.ops import OpContext
+from offload.emit.recursion import recursion_room
 from offload.emit.structurize import EXIT_VAR, LoopForest, Structurizer
 from offload.emit.template import assign, const, name
 from offload.ir.core import Function
@@ -90,25 +88,12 @@ def emit_body_and_locals(fn: Function, hooks: EmitHooks) -> tuple[list[ast.stmt]
         body = dispatch_loop(fn, cx, names)
     else:
         s = Structurizer(fn, forest, cx, names)
-        with _recursion_room(len(fn.blocks)):
+        # A few frames per nested block (an ``elif`` chain of n arms nests n deep before
+        # ``flatten_chains`` undoes it).
+        with recursion_room(8 * len(fn.blocks)):
             body = s.body()
         if s.uses_exit_var:
             out.append(assign(EXIT_VAR, ast.Constant(0)))
     body = flatten_chains(body)
     check_depth(body, fn.name, fn.span)
     return [*out, *body], allocations
-
-
-@contextlib.contextmanager
-def _recursion_room(n_blocks: int) -> Iterator[None]:
-    """Room for the structuriser's recursion, a few frames per nested block (an ``elif``
-    chain of n arms nests n deep before ``flatten_chains`` undoes it). Python 3.11+ keeps
-    Python-to-Python calls off the C stack, so a higher limit costs only heap frames."""
-    old = sys.getrecursionlimit()
-    need = old + 8 * n_blocks
-    sys.setrecursionlimit(need)
-    try:
-        yield
-    finally:
-        if sys.getrecursionlimit() == need:  # another thread may have changed it meanwhile
-            sys.setrecursionlimit(old)

@@ -124,7 +124,18 @@ class LoweringCore:
             handler = self._stmt_handlers.get(type(stmt))
             if handler is None:
                 raise self.unsupported(stmt)
-            handler(stmt)
+            try:
+                handler(stmt)
+            except RecursionError:
+                # The innermost statement with room to build the error reports it (one
+                # that has none raises RecursionError again, for the next one out).
+                raise self.error(
+                    UnsupportedSyntax,
+                    "this statement is nested too deeply to compile",
+                    stmt,
+                    hint="split the expression into several assignments, or move part of "
+                    "it into a helper function",
+                ) from None
 
     # -- the function being lowered ----------------------------------------------------
 

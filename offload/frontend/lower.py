@@ -103,7 +103,9 @@ def lower(target: Callable[..., Any] | object, rank: int) -> Lowered:
     except OffloadError:
         raise
     except RecursionError:
-        raise OffloadError("the element function is nested too deeply to compile") from None
+        # Outside any statement (``LoweringCore.stmts`` locates the rest): the function's
+        # ``def``, or a delayed array's tree.
+        raise _too_deep(target) from None
     except Exception as exc:  # a bug in offload: report it as one, never a raw traceback
         name = getattr(target, "__qualname__", type(target).__name__)
         raise CompileError(
@@ -112,6 +114,23 @@ def lower(target: Callable[..., Any] | object, rank: int) -> Lowered:
         ) from exc
     resolved = tuple((CapturePath(p), obj) for p, obj in core.resolved_objects.values())
     return Lowered(core.b.function, tuple(CapturePath(p) for p in core.capture_paths), resolved)
+
+
+def _too_deep(target: object) -> OffloadError:
+    if isinstance(target, types.FunctionType):
+        src = get_source(target)
+        return UnsupportedSyntax.at(
+            f"'{src.name}' is nested too deeply to compile",
+            src.smap.def_span(src.node),
+            hint="split deep expressions into several assignments, or move parts into "
+            "helper functions",
+        )
+    return UnsupportedSyntax.at(
+        "the delayed array is nested too deeply to compile (too many operations applied "
+        "one on top of another)",
+        None,
+        hint="compute an intermediate array with compute_s/compute_p and continue from it",
+    )
 
 
 def fetch_captures(target: object, lowered: Lowered) -> list[object]:

@@ -168,7 +168,7 @@ def get_source(fn: Callable[..., Any]) -> FunctionSource:
             f"(line {code.co_firstlineno}); the file may have changed since it was imported",
             None,
         )
-    if not _compiles_to(file, lines, tree, code):
+    if not _compiles_to(file, lines, code):
         raise SourceUnavailable.at(
             f"the source of '{fn.__qualname__}' in {file} no longer matches the code "
             "that runs: the file changed since the function was defined",
@@ -199,7 +199,7 @@ _FUTURE_FLAGS = functools.reduce(
 )
 
 
-def _compiles_to(file: str, lines: tuple[str, ...], tree: ast.Module, code: types.CodeType) -> bool:
+def _compiles_to(file: str, lines: tuple[str, ...], code: types.CodeType) -> bool:
     """Whether compiling the parsed file gives ``code`` (the code Python runs): false when
     the file was edited after the function was defined. Where no code object of the file
     has ``code``'s name and first line (source shown by a tool that rewrote it), there is
@@ -209,9 +209,13 @@ def _compiles_to(file: str, lines: tuple[str, ...], tree: ast.Module, code: type
     futures = code.co_flags & _FUTURE_FLAGS
     key = (file, lines, futures)
     if key not in _MODULE_CODE:
+        # From the text (the parsed tree's): compiling the AST object checks its depth
+        # against Python's recursion limit from here (a chain of ~1000 ``elif`` fails), the
+        # text's compile against a three times larger one, as the import did.
         try:
-            _MODULE_CODE[key] = compile(tree, file, "exec", flags=futures, dont_inherit=True)
-        except (SyntaxError, ValueError):
+            text = "\n".join(lines)
+            _MODULE_CODE[key] = compile(text, file, "exec", flags=futures, dont_inherit=True)
+        except (SyntaxError, ValueError, RecursionError):
             _MODULE_CODE[key] = None
     module = _MODULE_CODE[key]
     if module is None:

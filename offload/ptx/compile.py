@@ -16,7 +16,8 @@ from typing import Any
 
 import numpy as np
 
-from offload.diagnostics import CompileError
+from offload.diagnostics import CompileError, UnsupportedSyntax
+from offload.emit.recursion import compile_room, from_recursion, recursion_room
 from offload.ptx.intrinsics import SIMULATOR_FUNCTIONS, SIMULATOR_MATH, device_intrinsics
 from offload.ptx.kernel_source import KernelSource, ParamKind
 from offload.ptx.numba_compat import ensure_compatible
@@ -100,8 +101,15 @@ def compile_ptx(
     every float op rounds on its own, like NumPy, so results match the CPU bit for bit."""
     pyfunc = python_function(ks, user_name)
     try:
-        return _ptx_without_contraction(pyfunc, ks, cc, fastmath)
+        with recursion_room(compile_room(ks.source)):
+            return _ptx_without_contraction(pyfunc, ks, cc, fastmath)
     except Exception as exc:
+        if from_recursion(exc):
+            raise UnsupportedSyntax(
+                f"'{user_name}' is too large for numba-cuda to compile (its compile recursed "
+                "past Python's recursion limit); make the function smaller: a captured lookup "
+                "array or arithmetic instead of long if/elif chains"
+            ) from None
         raise CompileError(
             f"offload could not compile '{user_name}' for the GPU (a bug in offload; "
             f"the generated kernel is shown by ol.explain): {type(exc).__name__}: {exc}"
