@@ -210,3 +210,23 @@ def test_random_programs_keep_every_copys_values(case, data):
 def _same(out, ir) -> bool:
     """``out`` is ``ir`` unchanged (a pass returns a clone: compare the printed IR)."""
     return print_function(out) == print_function(ir)
+
+
+_HOIST_A = np.linspace(-1.0, 1.0, 7)
+_HOIST_B = np.arange(20.0).reshape(4, 5)
+
+
+def _with_hoisted_total(i, j):
+    t = 0.0
+    for k in range(len(_HOIST_A)):
+        t += _HOIST_A[k] * _HOIST_A[k]
+    return t + _HOIST_B[i, j]
+
+
+def test_a_blocked_function_keeps_the_prologue_of_hoisted_work():
+    # (Hypothesis found a blocked copy that had lost its prologue: 4 captures, 3 given.)
+    ir, caps = _lowered(_with_hoisted_total)
+    assert ir.prologue is not None, "the per-call total should be hoisted"
+    out = _jammed(ir, (2, 2))
+    assert out.prologue is not None
+    _check_copies(ir, out, (2, 2), ((0, 3), (1, 4)), caps)

@@ -97,6 +97,7 @@ class _Jam:
             list(fn.result_types),
             fn.span,
             factors,
+            fn.prologue,  # the hoisted work is per call, whatever the blocking
         )
 
     def block_args(self, block: Block) -> list[Value]:
