@@ -13,7 +13,6 @@ import linecache
 import math
 import os
 import threading
-import types
 import warnings
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
@@ -22,7 +21,7 @@ import numpy as np
 
 from offload.backend import Launcher, Pinned
 from offload.cpu.diskcache import CpuDiskCache, kernel_key
-from offload.cpu.loopnest import TASK, CpuHooks, kernel_function
+from offload.cpu.loopnest import CpuHooks, kernel_function
 from offload.cpu.symbols import ensure_int128_helpers
 from offload.cpu.threads import ThreadChoice, now, quiet_threading
 from offload.diagnostics import CompileError, KernelFault, OffloadError, UnsupportedSyntax
@@ -327,11 +326,6 @@ class CpuBackend:
             raise CompileError.at(
                 f"offload emitted invalid kernel source for '{fn.name}': {exc}", fn.span
             ) from None
-        task = py_func.__globals__.get(TASK)
-        if isinstance(task, types.FunctionType):  # cpu-par's tile function (cpu/loopnest)
-            task = py_func.__globals__[TASK] = numba.njit(**flags)(task)
-            if flags["cache"]:
-                _quiet_cache_saves(task)
         dispatcher = numba.njit(parallel=self.parallel, **flags)(py_func)
         if flags["cache"]:
             _quiet_cache_saves(dispatcher)

@@ -9,23 +9,7 @@ The generated kernel for a rank-2 function with one result and one captured arra
 
 ``cpu-par`` parallelises over tiles of the row-major index space instead: ``prange`` runs
 over (all outer rows) x (tiles of the last axis), so the work divides well whether the outer
-extent is small or large, while each tile's innermost loop stays unit-stride. A tile is a
-call of the sequential function ``tile_task``::
-
-    def tile_task(task, tiles, n0, n1, out0, c0, err):
-        <row and tile of ``task``; for i1 in range(lo, hi): element body>
-
-    def kernel(n0, n1, out0, c0, err):
-        tiles = (n1 + 2047) // 2048
-        for t_ in prange(n0 * tiles):
-            tile_task(np.int64(t_), tiles, n0, n1, out0, c0, err)
-
-so numba's parallel pipeline (array analysis, parfor outlining, a gufunc compiled through a
-second pipeline) sees a loop of one call, and the element body is compiled once by the
-plain pipeline, as for ``cpu-seq``: the 9-way ``if``/``elif`` stencil of
-``tools/stencil9_compile.py`` compiled in 2.4-3.0 s this way against 4.2-5.0 s with the body
-inside the ``prange`` (a loaded 2-core machine). The backend compiles ``tile_task`` with
-the kernel's flags.
+extent is small or large, while each tile's innermost loop stays unit-stride.
 """
 
 from __future__ import annotations
@@ -41,8 +25,6 @@ from offload.ir.types import ArrayType, LocalType, ScalarType
 
 TILE = 2048
 """Elements of the last axis per parallel task (cpu-par)."""
-TASK = "tile_task"
-"""The sequential function a ``cpu-par`` kernel calls once per task."""
 
 MAX_NESTED_RANK = 3
 """``cpu-seq`` nests one loop per axis up to this rank; above it, one loop over the rows
@@ -153,14 +135,15 @@ def kernel_function(fn: Function, hooks: CpuHooks, parallel: bool) -> list[ast.s
     params.append("err")
     if rank == 0:
         nest = [*allocations, *body]
-    elif parallel:
-        return _parallel(rank, params, body, allocations)
+    elif parallel and (rank >= 2 or allocations):
+        nest = _tiled(rank, body, allocations)
     elif rank > MAX_NESTED_RANK:
         nest = [*allocations, *_rows(rank, body)]
     else:
         nest = body
         for k in reversed(range(rank)):
-            nest = _index_loop(k, expr(f"range(n{k})"), nest)
+            rng = "prange" if parallel and k == 0 else "range"
+            nest = _index_loop(k, expr(f"{rng}(n{k})"), nest)
         nest = [*allocations, *nest]
     return [_def("kernel", params, nest)]
 
@@ -204,30 +187,24 @@ def _rows(rank: int, body: list[ast.stmt]) -> list[ast.stmt]:
     return [ast.For(ast.Name("row", ast.Store()), expr(f"range({rows})"), inner, [])]
 
 
-def _parallel(
-    rank: int, params: list[str], body: list[ast.stmt], allocations: list[ast.stmt]
-) -> list[ast.stmt]:
-    """``tile_task`` (one tile: its row, its range of the last axis, the element body) and
-    the ``kernel`` whose ``prange`` over (rows x tiles) calls it (see the module doc)."""
+def _tiled(rank: int, body: list[ast.stmt], allocations: list[ast.stmt]) -> list[ast.stmt]:
     last = rank - 1
     rows = " * ".join(f"n{k}" for k in range(last)) or "1"
     first: ast.stmt
     unravel: list[ast.stmt] = []
-    if rank == 1:  # one row of tiles
-        first = assign("q0", expr("task // tiles"))
+    if rank == 1:  # one row of tiles (a rank-1 kernel with local arrays)
+        first = assign("q0", expr("np.int64(task) // tiles"))
     else:
-        first, *unravel = _unravel(expr("task // tiles"), rank)
-    task: list[ast.stmt] = [
+        first, *unravel = _unravel(expr("np.int64(task) // tiles"), rank)
+    inner: list[ast.stmt] = [
         first,
         assign("lo", expr(f"(task - q0 * tiles) * {TILE}")),
         assign("hi", expr(f"min(lo + {TILE}, n{last})")),
         *unravel,
         *allocations,  # one storage per task (per thread at a time)
-        *_index_loop(last, expr("range(lo, hi)"), body),
     ]
-    call = expr(f"{TASK}(np.int64(t_), tiles, {', '.join(params)})")
-    kernel: list[ast.stmt] = [
+    inner.extend(_index_loop(last, expr("range(lo, hi)"), body))
+    return [
         assign("tiles", expr(f"(n{last} + {TILE - 1}) // {TILE}")),
-        ast.For(ast.Name("t_", ast.Store()), expr(f"prange({rows} * tiles)"), [ast.Expr(call)], []),
+        ast.For(ast.Name("task", ast.Store()), expr(f"prange({rows} * tiles)"), inner, []),
     ]
-    return [_def(TASK, ["task", "tiles", *params], task), _def("kernel", params, kernel)]
