@@ -8,7 +8,6 @@ kernel it is given, and running out anyway is a located error about the function
 from __future__ import annotations
 
 import contextlib
-import importlib.util
 import inspect
 import math
 import sys
@@ -27,16 +26,13 @@ from offload.frontend.lower import lower
 from offload.frontend.stmt import MAX_CHAIN_ARMS
 from offload.lowering import check_and_lower
 from offload.options import CompileOptions
+from tests.scripts import import_path
 
 
 def _module(tmp_path: Path, name: str, text: str) -> ModuleType:
     path = tmp_path / f"{name}.py"
     path.write_text(text)
-    spec = importlib.util.spec_from_file_location(name, path)
-    assert spec is not None and spec.loader is not None
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    return import_path(path, name)
 
 
 def _chain(arms: int, name: str = "f", scale: int = 1) -> str:
