@@ -21,9 +21,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-WIDE_PARTIALS = 1 << 16
+WIDE_PARTIALS = 1 << 18
 """The wide rule's parallel partials (all rows together) in a first stage: enough threads
-to keep a GPU's memory system busy, each folding a long run of elements."""
+to keep a GPU's memory system busy, each folding a long run of elements. About the
+resident threads of an H100 (132 SMs x 2048): on an H200, sum over 2^28 float32 took
+605 us with 2^16 partials, 384 with 2^17, 320 with 2^18 and 322 with 2^19, against
+cupy.sum's 269 (``benchmarks/lab/acc_sweep.py``)."""
 WIDE_CHUNK = 64
 """The least elements a wide partial folds (later stages: the partials of the previous)."""
 FINAL = 64

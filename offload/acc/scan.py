@@ -31,6 +31,7 @@ chunk tree the CPU uses:
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -194,6 +195,12 @@ class Scan(Collective):
         return seg_job.run([flags, *vs], [np.uint8(0), *zs], 0, rows, length)[1:]
 
 
+MODULE_MEMO = 256
+"""Compiled scan modules ``ScanJob.module`` remembers (the oldest dropped first)."""
+_MODULES: dict[tuple[object, ...], tuple[ScalarFunction, Module]] = {}
+_MODULES_LOCK = threading.Lock()
+
+
 @dataclass(frozen=True)
 class ScanJob:
     """One inclusive scan of virtual rows (``scan_src``): what every level shares."""
@@ -217,14 +224,32 @@ class ScanJob:
             return outs
         chunk = chunk_size(self.target, length, self.mode)
         tb = self.staged_threads() if chunk == GPU_CHUNK else None
+        module = self.module(tb)
+        self._level(module, (xs, zs, outs), (has_z, int(self.right)), (rows, length, chunk))
+        return outs
+
+    def module(self, tb: int | None) -> Module:
+        """The compiled skeleton module (``tb``: ``staged_threads``), remembered by what its
+        text depends on: a warm call makes no source text (``combine_for`` returns the
+        same ``ScalarFunction`` while the combine's code and closure are the same)."""
+        key = (
+            self.target, id(self.combine), self.dts, len(self.caps), self.right, self.segmented, tb
+        )  # fmt: skip
+        with _MODULES_LOCK:
+            hit = _MODULES.get(key)
+        if hit is not None and hit[0] is self.combine:
+            return hit[1]
         src = self.source(tb)
         kernels = ["totals", "rescan"]
         if self.target in GPU_TARGETS:
             src += "\n\n" + tail_kernel(len(self.dts), len(self.caps), GPU_CHUNK) + "\n"
             kernels.append("tail")
         module = compile_module(self.target, src, ["ol_comb", "cmb"], kernels, {}, threads=tb)
-        self._level(module, (xs, zs, outs), (has_z, int(self.right)), (rows, length, chunk))
-        return outs
+        with _MODULES_LOCK:
+            _MODULES[key] = (self.combine, module)  # (holds the combine: its id stays unique)
+            while len(_MODULES) > MODULE_MEMO:
+                del _MODULES[next(iter(_MODULES))]
+        return module
 
     def staged_threads(self) -> int | None:
         """The block size of the GPU's shared-memory kernels for these components, or

@@ -29,6 +29,7 @@ from typing import Any
 
 import numpy as np
 
+from offload.acc.skeletons.rawlaunch import RawLauncher
 from offload.cpu.threads import ThreadChoice, now
 from offload.diagnostics import CompileError
 
@@ -80,6 +81,8 @@ class Module:
     """A ``cpu-par`` kernel's thread counts, by what its launches measured."""
     warm: set[str] = field(default_factory=set)
     """The kernels launched once (compiled): later launches are measurements."""
+    raw: dict[str, RawLauncher] = field(default_factory=dict)
+    """A ``gpu`` module's launchers (``rawlaunch``), by kernel."""
 
     def launch(self, kernel: str, items: int, *args: Any, blocks: int | None = None) -> None:
         """Run ``kernel`` over ``items`` work items (its first argument); ``blocks`` fixes
@@ -92,8 +95,18 @@ class Module:
             threads = self.threads or threads
             most = SIM_MAX_BLOCKS if self.target == "gpu-sim" else MAX_BLOCKS
             grid = blocks or max(1, min(most, -(-items // threads)))
+            if self.target == "gpu":
+                raw = self.raw.get(kernel)
+                if raw is None:
+                    import cupy
+
+                    raw = self.raw[kernel] = RawLauncher(fn, cupy)
+                with warnings.catch_warnings():
+                    # a small grid is the right one for a short level of a tree or a tail
+                    warnings.filterwarnings("ignore", message=_SMALL_GRID)
+                    raw.launch(grid, threads, (np.int64(items), *args))
+                return
             with warnings.catch_warnings():
-                # a small grid is the right one for a short level of a tree or a tail
                 warnings.filterwarnings("ignore", message=_SMALL_GRID)
                 fn[grid, threads](np.int64(items), *args)
         elif self.target == "cpu-par":

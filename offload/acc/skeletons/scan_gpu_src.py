@@ -38,6 +38,16 @@ def staged_threads(dts: tuple[Dt, ...], chunk: int, most: int) -> int | None:
     return t if t >= 32 else None
 
 
+def split(row: str, col: str, w: str, n: str, one_row: str) -> str:
+    """``row, col = divmod(w, n)`` as kernel text, without the 64-bit division (dozens of
+    instructions on a GPU, once per element) where ``one_row`` holds: a scan of one row,
+    the usual case, whose work item is its column."""
+    return (
+        f"if {one_row}:\n    {row} = 0\n    {col} = {w}\n"
+        f"else:\n    {row} = {w} // {n}\n    {col} = {w} - {row} * {n}"
+    )
+
+
 def _tile_positions(inner: str) -> str:
     """``inner`` for each staged position ``p`` of the block's tile whose element ``kk``
     of row ``row`` exists (``wl``: the work item's place in the tile)."""
@@ -47,9 +57,8 @@ def _tile_positions(inner: str) -> str:
         "    wl = p // CH\n"
         "    w = tile * TB + wl\n"
         "    if w < items:\n"
-        "        row = w // nch\n"
-        "        ci = w - row * nch\n"
-        "        kk = ci * CH + (p - wl * CH)\n"
+        + _indent(_indent(split("row", "ci", "w", "nch", "items == nch")))
+        + "\n        kk = ci * CH + (p - wl * CH)\n"
         "        if kk < L:\n" + _indent(_indent(_indent(inner)))
     )
 
@@ -79,9 +88,8 @@ def staged_scan_module(
     mine = (
         "w = tile * TB + tid\n"
         "if w < items:\n"
-        "    row = w // nch\n"
-        "    ci = w - row * nch\n"
-        "    cnt = min(CH, L - ci * CH)\n"
+        + _indent(split("row", "ci", "w", "nch", "items == nch"))
+        + "\n    cnt = min(CH, L - ci * CH)\n"
         "    base = tid * (CH + 1)\n"
     )
     read_e = "\n".join(f"e{k} = sm{k}[base + k]" for k in range(m))
@@ -159,11 +167,13 @@ def tail_kernel(m: int, n_caps: int, ch: int) -> str:
 
     copy_in = each(
         "rows * lens[0]",
-        "r = w // lens[0]\nk = w - r * lens[0]\n"
+        split("r", "k", "w", "lens[0]", "rows == 1")
+        + "\n"
         + "\n".join(f"{s}[w] = {x}[r, k]" for s, x in zip(sts, xs, strict=True)),
     )
     chunk_head = (
-        "r = w // ln\nci = w - r * ln\nk0 = ci * CH\nk1 = min(k0 + CH, lj)\nrow0 = oj + r * lj\n"
+        split("r", "ci", "w", "ln", "rows == 1")
+        + "\nk0 = ci * CH\nk1 = min(k0 + CH, lj)\nrow0 = oj + r * lj\n"
     )
     down = each(
         "rows * ln",
@@ -202,7 +212,8 @@ def tail_kernel(m: int, n_caps: int, ch: int) -> str:
     )
     copy_out = each(
         "rows * lens[0]",
-        "r = w // lens[0]\nk = w - r * lens[0]\n"
+        split("r", "k", "w", "lens[0]", "rows == 1")
+        + "\n"
         + "\n".join(f"{c}[r, k] = {s}[w]" for c, s in zip(cs, scs, strict=True)),
     )
     level = "lj = lens[j]\nln = lens[j + 1]\noj = offs[j]\non = offs[j + 1]\n"

@@ -1,0 +1,49 @@
+"""Host time of a warm collective call on the GPU (device mode): cProfile of repeated calls.
+
+python -m benchmarks.lab.acc_host [--name dotp] [--size quick] [--calls 300]
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import importlib
+import pstats
+import time
+
+from benchmarks.lab.acc_trace import MODULES, on_device
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--name", default="dotp")
+    ap.add_argument("--size", default="quick")
+    ap.add_argument("--calls", type=int, default=300)
+    ap.add_argument("--top", type=int, default=45)
+    args = ap.parse_args()
+    import cupy as cp
+
+    import offload as ol
+
+    ol.config.memory = "device"
+    bench = importlib.import_module(f"benchmarks.suite.{MODULES[args.name]}").BENCHMARK
+    bound = bench.bind(on_device(cp, bench.make_inputs(bench.sizes[args.size])))
+    bound.run(ol.compute_g)
+    cp.cuda.Device().synchronize()
+    t0 = time.perf_counter()
+    for _ in range(args.calls):
+        bound.run(ol.compute_g)
+    host = (time.perf_counter() - t0) / args.calls
+    cp.cuda.Device().synchronize()
+    print(f"{args.name} {args.size}: host time per warm call {host * 1e6:.1f} us (no profiler)")
+    prof = cProfile.Profile()
+    prof.enable()
+    for _ in range(args.calls):
+        bound.run(ol.compute_g)
+    prof.disable()
+    cp.cuda.Device().synchronize()
+    pstats.Stats(prof).sort_stats("tottime").print_stats(args.top)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,154 @@
+"""Launching a compiled skeleton kernel without numba-cuda's dispatcher.
+
+numba-cuda's ``kernel[grid, block](*args)`` types every argument, looks up the overload,
+wraps each CuPy array and builds the argument list on every call: about 100 us of host
+time a launch on the H100's host, more than the kernel itself for most levels of a scan.
+``RawLauncher`` does that work once per argument *kind* (an array's dtype, rank and layout;
+a scalar's type): it lets the dispatcher compile and launch the first call, then takes the
+overload's loaded function and argument types and packs later calls itself, in numba's
+kernel ABI, for CuPy's ``cuLaunchKernel`` on the current stream -- as the element kernels
+launch (``offload.ptx.launch``).
+
+numba's ABI, one kernel parameter per value: an array is ``meminfo, parent, nitems,
+itemsize, data, shape..., strides...`` (pointer-sized integers, strides in bytes); an
+integer, float or bool scalar is its C value. A kernel with any other parameter type, or
+an argument of any other kind, keeps numba's launch.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import struct
+import threading
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+_SCALAR_CODES = {
+    "int8": "b7x",
+    "int16": "h6x",
+    "int32": "i4x",
+    "int64": "q",
+    "uint8": "B7x",
+    "uint16": "H6x",
+    "uint32": "I4x",
+    "uint64": "Q",
+    "float32": "f4x",
+    "float64": "d",
+    "bool": "?7x",
+}
+"""Struct codes of a scalar parameter, each in an 8-byte slot (the slot's address is what
+the driver reads, so only the value's own bytes matter)."""
+
+_PY_SCALARS = (int, float, bool)
+
+
+def arg_key(value: Any, cupy_ndarray: type) -> tuple[Any, ...] | None:
+    """What numba's typing of ``value`` depends on, or ``None`` (not a kind this launcher
+    packs)."""
+    t = type(value)
+    if t is cupy_ndarray:
+        flags = value.flags
+        layout = "C" if flags.c_contiguous else "F" if flags.f_contiguous else "A"
+        return ("a", value.dtype.char, value.ndim, layout)
+    if t in _PY_SCALARS or isinstance(value, np.bool_ | np.integer | np.floating):
+        return ("s", t)
+    return None
+
+
+class Packed:
+    """A kernel's loaded function and a packer of its parameters."""
+
+    def __init__(self, fn_ptr: int, codes: Sequence[str]) -> None:
+        self.fn_ptr = fn_ptr
+        self.struct = struct.Struct("=" + "".join(codes))
+        slots = len(codes)
+        self.storage = (ctypes.c_char * max(8, 8 * slots))()
+        base = ctypes.addressof(self.storage)
+        self.pointers = (ctypes.c_void_p * max(1, slots))(*[base + 8 * k for k in range(slots)])
+        self.address = ctypes.addressof(self.pointers)
+        self.lock = threading.Lock()
+
+
+def _codes(argument_types: Sequence[Any]) -> list[str] | None:
+    """One struct code per kernel parameter for numba argument types, or ``None``."""
+    from numba.core import types
+
+    codes: list[str] = []
+    for ty in argument_types:
+        if isinstance(ty, types.Array):
+            codes += ["q", "q", "q", "q", "Q"] + ["q"] * (2 * ty.ndim)
+        elif isinstance(ty, types.Boolean):
+            codes.append(_SCALAR_CODES["bool"])
+        elif isinstance(ty, types.Integer | types.Float) and str(ty) in _SCALAR_CODES:
+            codes.append(_SCALAR_CODES[str(ty)])
+        else:
+            return None
+    return codes
+
+
+def _values(args: Sequence[Any], cupy_ndarray: Any) -> list[Any]:
+    flat: list[Any] = []
+    for a in args:
+        if type(a) is cupy_ndarray:
+            flat += [0, 0, a.size, a.itemsize, a.data.ptr, *a.shape, *a.strides]
+        else:
+            flat.append(a)
+    return flat
+
+
+class RawLauncher:
+    """Launches of one numba-cuda kernel (``dispatcher``), packed by offload after the
+    first launch of each argument kind."""
+
+    def __init__(self, dispatcher: Any, cp: Any) -> None:
+        self.dispatcher = dispatcher
+        self.cp = cp
+        self.launch_kernel = cp.cuda.driver.launchKernel
+        self.by_key: dict[tuple[Any, ...], Packed | None] = {}
+
+    def launch(self, grid: int, threads: int, args: Sequence[Any]) -> None:
+        """Run the kernel over ``grid`` blocks of ``threads`` on CuPy's current stream."""
+        ndarray = self.cp.ndarray
+        keys = tuple(arg_key(a, ndarray) for a in args)
+        packed = self.by_key.get(keys) if None not in keys else None
+        if packed is not None:
+            try:
+                values = _values(args, ndarray)
+                stream = self.cp.cuda.get_current_stream().ptr
+                with packed.lock:
+                    packed.struct.pack_into(packed.storage, 0, *values)
+                    self.launch_kernel(
+                        packed.fn_ptr, grid, 1, 1, threads, 1, 1, 0, stream, packed.address, 0
+                    )
+                return
+            except (struct.error, OverflowError):
+                pass  # a value out of the kernel's type's range: numba converts or refuses
+        self._numba_launch(grid, threads, args)
+        if None not in keys and keys not in self.by_key:
+            self.by_key[keys] = self._learn(args)
+
+    def _numba_launch(self, grid: int, threads: int, args: Sequence[Any]) -> None:
+        stream = self.cp.cuda.get_current_stream().ptr
+        if not stream:  # CuPy's null stream: numba's default
+            self.dispatcher[grid, threads](*args)
+            return
+        from numba import cuda
+
+        self.dispatcher[grid, threads, cuda.external_stream(stream)](*args)
+
+    def _learn(self, args: Sequence[Any]) -> Packed | None:
+        """The overload the dispatcher compiled for ``args``, packed; ``None`` where its
+        parameters are not all kinds this launcher packs."""
+        try:
+            argtypes = tuple(self.dispatcher.typeof_pyval(a) for a in args)
+            kernel = self.dispatcher.overloads[argtypes]
+            codes = _codes(kernel.argument_types)
+            if codes is None or getattr(kernel, "debug", False):
+                return None
+            cufunc = kernel._codelibrary.get_cufunc()
+            handle = cufunc.handle  # a CUkernel: cuLaunchKernel takes it as a CUfunction
+            return Packed(int(getattr(handle, "value", handle)), codes)
+        except Exception:  # another numba-cuda's internals: keep its launch
+            return None
