@@ -1,0 +1,127 @@
+"""The skeleton kernels' own launcher packs numba's kernel ABI: checked here against a
+stand-in dispatcher and driver (no GPU): the values each parameter slot holds, the kinds
+it refuses, and the fall-back to numba's launch for them."""
+
+from __future__ import annotations
+
+import ctypes
+import struct
+from types import SimpleNamespace
+from typing import Any
+
+import numpy as np
+import pytest
+from numba.core import types
+
+from offload.acc.skeletons.rawlaunch import RawLauncher, _codes, arg_key
+
+pytestmark = pytest.mark.unit
+
+
+class FakeArray:
+    """What the launcher reads of a CuPy array."""
+
+    def __init__(self, shape: tuple[int, ...], dtype: Any, ptr: int, c: bool = True) -> None:
+        self.shape = shape
+        self.dtype = np.dtype(dtype)
+        self.ndim = len(shape)
+        self.size = int(np.prod(shape))
+        self.itemsize = self.dtype.itemsize
+        self.strides = tuple(
+            int(s) for s in np.empty(shape, self.dtype, order="C" if c else "F").strides
+        )
+        self.data = SimpleNamespace(ptr=ptr)
+        self.flags = SimpleNamespace(c_contiguous=c, f_contiguous=not c or self.ndim <= 1)
+
+
+class FakeDispatcher:
+    """numba's dispatcher as the launcher uses it: typing, overloads, ``[grid, block]``."""
+
+    def __init__(self) -> None:
+        self.numba_launches: list[tuple[Any, ...]] = []
+        kernel = SimpleNamespace(
+            argument_types=(types.int64, types.Array(types.float32, 2, "C"), types.float32),
+            debug=False,
+            _codelibrary=SimpleNamespace(
+                get_cufunc=lambda: SimpleNamespace(handle=SimpleNamespace(value=0xABC))
+            ),
+        )
+        self.overloads = {("i", "a", "f"): kernel}
+
+    def typeof_pyval(self, v: Any) -> str:
+        return "a" if isinstance(v, FakeArray) else "f" if isinstance(v, np.float32) else "i"
+
+    def __getitem__(self, config: Any) -> Any:
+        return lambda *args: self.numba_launches.append((config, args))
+
+
+def fake_cupy(launches: list[tuple[Any, ...]]) -> Any:
+    def launch_kernel(fn, gx, gy, gz, bx, by, bz, shared, stream, params, extra):  # noqa: PLR0913, PLR0917
+        pointers = (ctypes.c_void_p * 11).from_address(params)
+        slots = [ctypes.string_at(pointers[k], 8) for k in range(11)]
+        launches.append((fn, (gx, gy, gz), (bx, by, bz), slots))
+
+    stream = SimpleNamespace(ptr=0)
+    cuda = SimpleNamespace(
+        driver=SimpleNamespace(launchKernel=launch_kernel),
+        get_current_stream=lambda: stream,
+    )
+    return SimpleNamespace(ndarray=FakeArray, cuda=cuda)
+
+
+def test_first_launch_goes_through_numba_and_later_ones_are_packed_in_numbas_abi():
+    launches: list[tuple[Any, ...]] = []
+    dispatcher = FakeDispatcher()
+    raw = RawLauncher(dispatcher, fake_cupy(launches))
+    x = FakeArray((3, 5), np.float32, ptr=0x1000)
+    args = (np.int64(15), x, np.float32(2.5))
+    raw.launch(4, 256, args)
+    assert len(dispatcher.numba_launches) == 1 and not launches
+    raw.launch(4, 256, args)
+    assert len(dispatcher.numba_launches) == 1 and len(launches) == 1
+    fn, grid, block, slots = launches[0]
+    assert fn == 0xABC and grid == (4, 1, 1) and block == (256, 1, 1)
+    ints = [struct.unpack("=q", s)[0] for s in slots[:10]]
+    # items; meminfo, parent, nitems, itemsize, data, shape (2), strides in bytes (2)
+    assert ints == [15, 0, 0, 15, 4, 0x1000, 3, 5, 20, 4]
+    assert struct.unpack("=f", slots[10][:4])[0] == 2.5
+
+
+def test_a_new_argument_kind_is_learnt_through_numba_again():
+    launches: list[tuple[Any, ...]] = []
+    dispatcher = FakeDispatcher()
+    raw = RawLauncher(dispatcher, fake_cupy(launches))
+    c = FakeArray((3, 5), np.float32, ptr=0x1000)
+    f = FakeArray((3, 5), np.float32, ptr=0x2000, c=False)
+    raw.launch(1, 32, (np.int64(1), c, np.float32(0)))
+    raw.launch(1, 32, (np.int64(1), f, np.float32(0)))
+    assert len(dispatcher.numba_launches) == 2 and not launches
+
+
+def test_a_value_out_of_range_keeps_numbas_launch():
+    launches: list[tuple[Any, ...]] = []
+    dispatcher = FakeDispatcher()
+    raw = RawLauncher(dispatcher, fake_cupy(launches))
+    x = FakeArray((2, 2), np.float32, ptr=0x10)
+    raw.launch(1, 32, (1, x, np.float32(0)))
+    raw.launch(1, 32, (1 << 70, x, np.float32(0)))  # struct refuses: numba decides
+    assert len(dispatcher.numba_launches) == 2 and not launches
+
+
+def test_parameter_codes_follow_numbas_abi():
+    codes = _codes([types.Array(types.float64, 3, "A"), types.boolean, types.int8, types.uint64])
+    assert codes is not None
+    assert codes[:11] == ["q", "q", "q", "q", "Q", "q", "q", "q", "q", "q", "q"]
+    assert codes[11:] == ["?7x", "b7x", "Q"]
+    assert all(struct.calcsize("=" + c) == 8 for c in codes)
+    assert _codes([types.complex128]) is None
+    assert _codes([types.UniTuple(types.int64, 2)]) is None
+
+
+def test_argument_kinds():
+    assert arg_key(FakeArray((4,), np.int32, 1), FakeArray) == ("a", "i", 1, "C")
+    assert arg_key(FakeArray((4, 2), np.int32, 1, c=False), FakeArray) == ("a", "i", 2, "F")
+    assert arg_key(np.float32(1), FakeArray) == ("s", np.float32)
+    assert arg_key(True, FakeArray) == ("s", bool)
+    assert arg_key(np.complex64(1), FakeArray) is None
+    assert arg_key(np.zeros(3), FakeArray) is None  # a host array: numba's launch decides
