@@ -306,17 +306,36 @@ class ScanJob:
         """What ``_level`` computes for ``xs`` (no neutral element, forward), every level in
         one launch of one block (``scan_gpu_src.tail_kernel``)."""
         rows, length, chunk = sizes
-        lens = [length]
-        while lens[-1] > chunk:
-            lens.append(cdiv(lens[-1], chunk))
-        offs = np.concatenate([[0], np.cumsum([rows * n for n in lens])]).astype(np.int64)
         xp = xp_for(self.target)
-        scratch = int(offs[-1])
+        levels, scratch, lens_a, offs_a = _tail_levels(self.target, rows, length, chunk)
         st = [xp.empty(scratch, dt) for dt in self.dts]
         sc = [xp.empty(scratch, dt) for dt in self.dts]
-        lens_a, offs_a = xp.asarray(np.array(lens, np.int64)), xp.asarray(offs[:-1])
-        head = (np.int64(rows), np.int64(len(lens)), lens_a, offs_a)
+        head = (np.int64(rows), np.int64(levels), lens_a, offs_a)
         module.launch("tail", rows * length, *head, *xs, *outs, *st, *sc, *self.caps, blocks=1)
+
+
+_TAIL_LEVELS: dict[tuple[str, int, int, int], tuple[int, int, Any, Any]] = {}
+
+
+def _tail_levels(target: str, rows: int, length: int, chunk: int) -> tuple[int, int, Any, Any]:
+    """The tail kernel's tree for ``rows`` rows of ``length``: (levels, scratch elements,
+    level lengths, level offsets), the last two as arrays of the target -- kept, so that a
+    warm call copies nothing to the device (a few hundred entries at most: lengths up to
+    ``TAIL_MAX``)."""
+    key = (target, rows, length, chunk)
+    hit = _TAIL_LEVELS.get(key)
+    if hit is not None:
+        return hit
+    lens = [length]
+    while lens[-1] > chunk:
+        lens.append(cdiv(lens[-1], chunk))
+    offs = np.concatenate([[0], np.cumsum([rows * n for n in lens])]).astype(np.int64)
+    xp = xp_for(target)
+    made = (len(lens), int(offs[-1]), xp.asarray(np.array(lens, np.int64)), xp.asarray(offs[:-1]))
+    if len(_TAIL_LEVELS) >= MODULE_MEMO:
+        _TAIL_LEVELS.clear()
+    _TAIL_LEVELS[key] = made
+    return made
 
 
 @dataclass(frozen=True, eq=False)

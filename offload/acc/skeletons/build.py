@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from offload.acc.skeletons.rawlaunch import RawLauncher
+from offload.acc.skeletons.rawlaunch import SMALL_GRID, RawLauncher
 from offload.cpu.threads import ThreadChoice, now
 from offload.diagnostics import CompileError
 
@@ -65,10 +65,6 @@ def dtype_ctor(dt: np.dtype[Any]) -> str:
     return "np.bool_" if dt.kind == "b" else f"np.{dt.name}"
 
 
-_SMALL_GRID = r".*Grid size \d+ will likely result in GPU under-utilization"
-"""numba-cuda's low-occupancy warning (a NumbaPerformanceWarning) for grids under 128 blocks."""
-
-
 @dataclass
 class Module:
     """The compiled functions of one skeleton module."""
@@ -101,13 +97,11 @@ class Module:
                     import cupy
 
                     raw = self.raw[kernel] = RawLauncher(fn, cupy)
-                with warnings.catch_warnings():
-                    # a small grid is the right one for a short level of a tree or a tail
-                    warnings.filterwarnings("ignore", message=_SMALL_GRID)
-                    raw.launch(grid, threads, (np.int64(items), *args))
+                raw.launch(grid, threads, (np.int64(items), *args))
                 return
             with warnings.catch_warnings():
-                warnings.filterwarnings("ignore", message=_SMALL_GRID)
+                # a small grid is the right one for a short level of a tree or a tail
+                warnings.filterwarnings("ignore", message=SMALL_GRID)
                 fn[grid, threads](np.int64(items), *args)
         elif self.target == "cpu-par":
             self._launch_parallel(kernel, fn, items, args)

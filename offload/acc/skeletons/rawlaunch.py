@@ -20,10 +20,14 @@ from __future__ import annotations
 import ctypes
 import struct
 import threading
+import warnings
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
+
+SMALL_GRID = r".*Grid size \d+ will likely result in GPU under-utilization"
+"""numba-cuda's low-occupancy warning (a NumbaPerformanceWarning) for grids under 128 blocks."""
 
 _SCALAR_CODES = {
     "int8": "b7x",
@@ -41,19 +45,26 @@ _SCALAR_CODES = {
 """Struct codes of a scalar parameter, each in an 8-byte slot (the slot's address is what
 the driver reads, so only the value's own bytes matter)."""
 
-_PY_SCALARS = (int, float, bool)
+_INT_TYPES = tuple(np.dtype(c).type for c in "bhilqBHILQ")
+_SCALAR_KEYS: dict[Any, tuple[str, Any]] = {
+    t: ("s", t)
+    for t in (int, float, bool, np.bool_, np.float16, np.float32, np.float64, *_INT_TYPES)
+}
+"""The key of each scalar type the launcher may pack (one dict lookup a value: a launch
+packs a dozen)."""
 
 
 def arg_key(value: Any, cupy_ndarray: type) -> tuple[Any, ...] | None:
     """What numba's typing of ``value`` depends on, or ``None`` (not a kind this launcher
     packs)."""
     t = type(value)
+    key = _SCALAR_KEYS.get(t)
+    if key is not None:
+        return key
     if t is cupy_ndarray:
         flags = value.flags
         layout = "C" if flags.c_contiguous else "F" if flags.f_contiguous else "A"
         return ("a", value.dtype.char, value.ndim, layout)
-    if t in _PY_SCALARS or isinstance(value, np.bool_ | np.integer | np.floating):
-        return ("s", t)
     return None
 
 
@@ -131,12 +142,15 @@ class RawLauncher:
 
     def _numba_launch(self, grid: int, threads: int, args: Sequence[Any]) -> None:
         stream = self.cp.cuda.get_current_stream().ptr
-        if not stream:  # CuPy's null stream: numba's default
-            self.dispatcher[grid, threads](*args)
-            return
-        from numba import cuda
+        with warnings.catch_warnings():
+            # a small grid is the right one for a short level of a tree or a tail
+            warnings.filterwarnings("ignore", message=SMALL_GRID)
+            if not stream:  # CuPy's null stream: numba's default
+                self.dispatcher[grid, threads](*args)
+                return
+            from numba import cuda
 
-        self.dispatcher[grid, threads, cuda.external_stream(stream)](*args)
+            self.dispatcher[grid, threads, cuda.external_stream(stream)](*args)
 
     def _learn(self, args: Sequence[Any]) -> Packed | None:
         """The overload the dispatcher compiled for ``args``, packed; ``None`` where its
