@@ -22,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from offload.acc import fold_tail
 from offload.acc.base import Context, Scheduled
 from offload.acc.commute import commutes
 from offload.acc.nodes import Leaf, as_arrays_source, as_source
@@ -113,12 +114,19 @@ class Fold(Scheduled):
         if not plan:
             return None
         src: Any = self.a
+        tail = fold_tail.applies(ctx, plan)
         for st in plan:
             part = Partials(self.f, self.z, src, st.n, st.p, st.c, st.strided, st.lanes)
             what = f"fold stage: {rows} row(s) x {st.p} partials of {st.c}" + (
                 " (strided)" if st.strided else f" ({st.lanes} lanes)" if st.lanes > 1 else ""
             )
-            src = as_arrays_source(ctx.compute(part, what))
+            computed = ctx.compute(part, what)
+            if tail:  # the rest of the tree in one launch (the same bits)
+                done: object = fold_tail.finish(ctx, self, self.z is not NO_Z, computed, plan[1:])
+                if done is not None:
+                    return done
+                tail = False
+            src = as_arrays_source(computed)
         return replace(self, a=src, n=plan[-1].p)
 
 

@@ -1,0 +1,167 @@
+"""A long fold on the GPU in two launches: the first stage of its reduction tree as an
+element kernel (fused with the fold's producer), the rest in one ``fold_tail`` skeleton
+launch (``offload.acc.skeletons.fold_src``) that computes the same partials in the same
+order -- so the bits are those of the staged tree, in every mode.
+
+Used on the GPU and its simulator where the tree has more than one stage, or one stage
+and a long final fold, and where the partials' dtypes are the fold's result dtypes (the
+final fold over them keeps its type); else ``Fold.expand`` runs every stage as an element
+kernel, as before.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+from typing import Any
+
+import numpy as np
+
+from offload.acc.base import Context
+from offload.acc.combine import ScalarFunction, _closure_key
+from offload.acc.nodes import as_arrays_source
+from offload.acc.plan import Stage
+from offload.acc.skeletons.build import (
+    GPU_TARGETS,
+    MAX_BLOCKS,
+    Module,
+    captured,
+    compile_module,
+    working,
+    xp_for,
+)
+from offload.acc.skeletons.fold_src import fold_tail_kernel
+from offload.acc.skeletons.operands import (
+    combine_for,
+    components,
+    neutral,
+    pack,
+    target_of,
+)
+from offload.acc.skeletons.scan_src import combine_wrapper
+from offload.acc.values import from_items, items_key
+
+Dt = np.dtype[Any]
+
+_KEEPS_TYPE: dict[tuple[object, ...], bool] = {}
+_LOCK = threading.Lock()
+
+
+def applies(ctx: Context, plan: Sequence[Stage]) -> bool:
+    """Whether a fold with these stages runs its tail in one launch: on the GPU and its
+    simulator, for a tree of two or more stages (one stage and the final fold are two
+    launches already)."""
+    return str(ctx.backend.name).startswith("gpu") and len(plan) >= 2
+
+
+def keeps_type(fold: Any, dts: tuple[Dt, ...]) -> bool:
+    """Whether the final fold over partials of ``dts`` gives ``dts`` (its loop keeps the
+    partials' type), remembered per combine, closure, neutral element and dtypes."""
+    f: Callable[..., Any] = fold.f
+    z = fold.z
+    zkey = (items_key(z), repr(from_items(z)), type(z).__name__)
+    key = (f.__code__, _closure_key(f), tuple(d.str for d in dts), zkey)
+    with _LOCK:
+        hit = _KEEPS_TYPE.get(key)
+    if hit is not None:
+        return hit
+    leaves = tuple(np.empty((1,), d) for d in dts)
+    probe = replace(fold, a=as_arrays_source(leaves[0] if len(leaves) == 1 else leaves), n=1)
+    got = tuple(np.dtype(d) for d in probe.dtypes)
+    ok = got == dts
+    with _LOCK:
+        if len(_KEEPS_TYPE) > 1024:
+            _KEEPS_TYPE.clear()
+        _KEEPS_TYPE[key] = ok
+    return ok
+
+
+def finish(
+    ctx: Context, fold: Any, has_z: bool, partials: Any, rest: Sequence[Stage]
+) -> Any | None:
+    """``fold``'s result from its first stage's ``partials`` (arrays of shape (*rows, p))
+    and the stages after it (``rest``, not empty), in one launch; ``None`` where the
+    partials' type would change (``keeps_type``). ``has_z``: ``fold`` has a neutral
+    element (not ``fold1``)."""
+    target = target_of(ctx)
+    parts = components(partials)
+    dts = tuple(np.dtype(x.dtype) for x in parts)
+    if not keeps_type(fold, dts):
+        return None
+    *lead, p0 = parts[0].shape
+    rows = math.prod(lead)
+    xs = [working(target, x, ctx.backend).reshape(rows, p0) for x in parts]
+    sf = combine_for(fold.f, dts, "fold's combine function")
+    caps = captured(target, sf.captures(), ctx.backend)
+    zs = neutral(from_items(fold.z), dts, "fold") if has_z else []
+    nlev, nf, scratch_size, levels = _levels(target, rows, tuple(rest))
+    xp = xp_for(target)
+    scratch = [xp.empty(scratch_size, dt) for dt in dts]
+    outs = [xp.empty(rows, dt) for dt in dts]
+    module = _module(target, sf, dts, len(caps), has_z, rest[0].strided)
+    if ctx.trace is not None:
+        ctx.trace.append((f"fold tail: {rows} row(s), {nlev} stage(s) and the final fold", None))
+    i64 = np.int64
+    module.launch(
+        "fold_tail",
+        rows,
+        *(i64(rows), i64(nlev), i64(nf), *levels),
+        *xs,
+        *zs,
+        *scratch,
+        *outs,
+        *caps,
+        blocks=min(rows, MAX_BLOCKS),
+    )
+    return pack([o.reshape(tuple(lead)) for o in outs])
+
+
+MEMO = 256
+"""Modules and level tables remembered (each table cleared when full)."""
+_MODULES: dict[tuple[object, ...], tuple[ScalarFunction, Module]] = {}
+_LEVELS: dict[tuple[object, ...], tuple[int, int, int, list[Any]]] = {}
+
+
+def _module(  # noqa: PLR0917  (what the module's text depends on)
+    target: str, sf: ScalarFunction, dts: tuple[Dt, ...], n_caps: int, has_z: bool, strided: bool
+) -> Module:
+    """The compiled tail module, remembered: a warm call makes no source text."""
+    key = (target, id(sf), dts, n_caps, has_z, strided)
+    with _LOCK:
+        hit = _MODULES.get(key)
+    if hit is not None and hit[0] is sf:
+        return hit[1]
+    src = "\n\n".join(
+        [
+            sf.source(gpu=target in GPU_TARGETS),
+            combine_wrapper("ol_comb", dts, n_caps, flip=False, segmented=False),
+            fold_tail_kernel(len(dts), n_caps, has_z=has_z, strided=strided),
+        ]
+    )
+    module = compile_module(target, src, ["ol_comb", "cmb"], ["fold_tail"], {})
+    with _LOCK:
+        if len(_MODULES) >= MEMO:
+            _MODULES.clear()
+        _MODULES[key] = (sf, module)  # (holds sf: its id stays unique)
+    return module
+
+
+def _levels(target: str, rows: int, rest: tuple[Stage, ...]) -> tuple[int, int, int, list[Any]]:
+    """(stages, final length, scratch elements, [ns, ps, cs, offs] as arrays of the
+    target), remembered: a warm call copies nothing to the device."""
+    key = (target, rows, rest)
+    hit = _LEVELS.get(key)
+    if hit is not None:
+        return hit
+    ns, ps, cs = [st.n for st in rest], [st.p for st in rest], [st.c for st in rest]
+    offs = np.concatenate([[0], np.cumsum([rows * p for p in ps])]).astype(np.int64)
+    xp = xp_for(target)
+    arrays = [xp.asarray(np.array(v, np.int64)) for v in (ns, ps, cs)] + [xp.asarray(offs)]
+    made = (len(rest), ps[-1], max(1, int(offs[-1])), arrays)
+    with _LOCK:
+        if len(_LEVELS) >= MEMO:
+            _LEVELS.clear()
+        _LEVELS[key] = made
+    return made

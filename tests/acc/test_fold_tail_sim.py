@@ -1,0 +1,113 @@
+"""The GPU fold's tail (``offload.acc.fold_tail``): a tree of two or more stages runs its
+first stage as an element kernel and everything after it in one skeleton launch, and the
+bits are those of the staged tree -- the interpreter running the wide tree, and
+``compute_s`` under ``cross_target`` -- for commuting (strided) and non-commuting
+(contiguous) combines, tuples, rows, ``fold1`` and captured values.
+
+    NUMBA_ENABLE_CUDASIM=1 OFFLOAD_GPU_SIMULATOR=1 python -m pytest -m sim tests/acc
+"""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import pytest
+
+import offload as ol
+from offload.acc import fold_tail
+from offload.acc.plan import FINAL, WIDE_CHUNK
+from tests.acc.fold_reference import interpret, same_bits
+
+pytestmark = [
+    pytest.mark.sim,
+    pytest.mark.skipif(
+        not (os.environ.get("NUMBA_ENABLE_CUDASIM") == "1" and ol.config.gpu_simulator),
+        reason="sim lane: NUMBA_ENABLE_CUDASIM=1 OFFLOAD_GPU_SIMULATOR=1 python -m pytest -m sim",
+    ),
+]
+
+TWO_STAGES = FINAL * WIDE_CHUNK + 1
+"""The shortest row whose wide tree has two stages."""
+
+
+def add(a, b):
+    return a + b
+
+
+def larger(a, b):
+    return a if a > b else b
+
+
+def mat2(a, b):
+    a0, a1, a2, a3 = a
+    b0, b1, b2, b3 = b
+    return (a0 * b0 + a1 * b2, a0 * b1 + a1 * b3, a2 * b0 + a3 * b2, a2 * b1 + a3 * b3)
+
+
+@pytest.fixture
+def tails(monkeypatch):
+    """The number of folds that ran their tail in one launch."""
+    calls = []
+    real = fold_tail.finish
+
+    def spy(*args, **kwargs):
+        done = real(*args, **kwargs)
+        calls.append(done is not None)
+        return done
+
+    monkeypatch.setattr(fold_tail, "finish", spy)
+    return calls
+
+
+def cross_target_s(node):
+    saved = ol.config.determinism
+    ol.config.determinism = "cross_target"
+    try:
+        return ol.compute_s(node)
+    finally:
+        ol.config.determinism = saved
+
+
+def check(node, tails):
+    got = ol.compute_g(node)
+    assert tails == [True]
+    assert same_bits(got, interpret(node, "cross_target"))
+    assert same_bits(got, cross_target_s(node))
+
+
+@pytest.mark.parametrize("n", [TWO_STAGES, 3 * TWO_STAGES + 17])
+def test_a_float_sum_of_two_or_more_stages_keeps_the_staged_bits(n, tails):
+    x = np.random.default_rng(n).standard_normal(n).astype(np.float32)
+    check(ol.fold_all(add, 0.0, x), tails)
+
+
+def test_fold1_and_rows(tails):
+    x = np.random.default_rng(3).standard_normal((3, 2 * TWO_STAGES)).astype(np.float32)
+    check(ol.fold1(larger, x), tails)
+
+
+def test_a_non_commuting_tuple_combine_keeps_the_order(tails):
+    rng = np.random.default_rng(5)
+    pick = np.array([[1, 1, 0, 1], [1, 0, 1, 1], [0, 1, 1, 0], [2, 1, 1, 1]])[
+        rng.integers(0, 4, 2 * TWO_STAGES)
+    ]
+    m = tuple(np.ascontiguousarray(pick[:, k]).astype(np.int64) for k in range(4))
+    check(ol.fold_all(mat2, (1, 0, 0, 1), m), tails)
+
+
+def test_a_combine_with_a_captured_value_and_a_fused_producer(tails):
+    x = np.random.default_rng(7).standard_normal(TWO_STAGES * 2).astype(np.float64)
+    y = np.random.default_rng(8).standard_normal(TWO_STAGES * 2).astype(np.float64)
+    cap = 0.5
+
+    def capped(a, b):
+        return min(a + b, cap * 1e6)
+
+    check(ol.fold_all(capped, 0.0, ol.zip_with(lambda p, q: p * q, x, y)), tails)
+
+
+def test_a_one_stage_tree_keeps_its_two_element_kernels(tails):
+    x = np.arange(FINAL * WIDE_CHUNK // 2, dtype=np.float32)
+    got = ol.compute_g(ol.fold_all(add, 0.0, x))
+    assert tails == [] and float(got) == float(np.sum(x, dtype=np.float64))
