@@ -114,18 +114,17 @@ class Fold(Scheduled):
         if not plan:
             return None
         src: Any = self.a
-        tail = fold_tail.applies(ctx, plan)
-        for st in plan:
+        for i, st in enumerate(plan):
             part = Partials(self.f, self.z, src, st.n, st.p, st.c, st.strided, st.lanes)
             what = f"fold stage: {rows} row(s) x {st.p} partials of {st.c}" + (
                 " (strided)" if st.strided else f" ({st.lanes} lanes)" if st.lanes > 1 else ""
             )
             computed = ctx.compute(part, what)
-            if tail:  # the rest of the tree in one launch (the same bits)
-                done: object = fold_tail.finish(ctx, self, self.z is not NO_Z, computed, plan[1:])
+            rest = plan[i + 1 :]
+            if fold_tail.applies(ctx, rest):  # the rest of the tree in one launch (same bits)
+                done: object = fold_tail.finish(ctx, self, self.z is not NO_Z, computed, rest)
                 if done is not None:
                     return done
-                tail = False
             src = as_arrays_source(computed)
         return replace(self, a=src, n=plan[-1].p)
 

@@ -32,7 +32,7 @@ from offload.acc.skeletons.build import (
     working,
     xp_for,
 )
-from offload.acc.skeletons.fold_src import fold_tail_kernel
+from offload.acc.skeletons.fold_src import fold_tail_kernel, shared_values
 from offload.acc.skeletons.operands import (
     combine_for,
     components,
@@ -49,11 +49,11 @@ _KEEPS_TYPE: dict[tuple[object, ...], bool] = {}
 _LOCK = threading.Lock()
 
 
-def applies(ctx: Context, plan: Sequence[Stage]) -> bool:
-    """Whether a fold with these stages runs its tail in one launch: on the GPU and its
-    simulator, for a tree of two or more stages (one stage and the final fold are two
-    launches already)."""
-    return str(ctx.backend.name).startswith("gpu") and len(plan) >= 2
+def applies(ctx: Context, rest: Sequence[Stage]) -> bool:
+    """Whether the stages ``rest`` (after those computed) and the final fold may run in
+    one launch: on the GPU and its simulator, where at least one stage is left (else the
+    final fold alone is one element kernel, fused with its consumer)."""
+    return str(ctx.backend.name).startswith("gpu") and len(rest) >= 1
 
 
 def keeps_type(fold: Any, dts: tuple[Dt, ...]) -> bool:
@@ -81,25 +81,24 @@ def keeps_type(fold: Any, dts: tuple[Dt, ...]) -> bool:
 def finish(
     ctx: Context, fold: Any, has_z: bool, partials: Any, rest: Sequence[Stage]
 ) -> Any | None:
-    """``fold``'s result from its first stage's ``partials`` (arrays of shape (*rows, p))
-    and the stages after it (``rest``, not empty), in one launch; ``None`` where the
-    partials' type would change (``keeps_type``). ``has_z``: ``fold`` has a neutral
-    element (not ``fold1``)."""
+    """``fold``'s result from the ``partials`` of its stages so far (arrays of shape
+    (*rows, p)) and the stages after them (``rest``, not empty), in one launch; ``None``
+    where a row of partials is longer than the tail holds in shared memory (the caller
+    runs another stage first) or the partials' type would change (``keeps_type``).
+    ``has_z``: ``fold`` has a neutral element (not ``fold1``)."""
     target = target_of(ctx)
     parts = components(partials)
     dts = tuple(np.dtype(x.dtype) for x in parts)
-    if not keeps_type(fold, dts):
-        return None
     *lead, p0 = parts[0].shape
+    if p0 > shared_values(sum(dt.itemsize for dt in dts)) or not keeps_type(fold, dts):
+        return None
     rows = math.prod(lead)
     xs = [working(target, x, ctx.backend).reshape(rows, p0) for x in parts]
     sf = combine_for(fold.f, dts, "fold's combine function")
     caps = captured(target, sf.captures(), ctx.backend)
     zs = neutral(from_items(fold.z), dts, "fold") if has_z else []
-    nlev, nf, scratch_size, levels = _levels(target, rows, tuple(rest))
-    xp = xp_for(target)
-    scratch = [xp.empty(scratch_size, dt) for dt in dts]
-    outs = [xp.empty(rows, dt) for dt in dts]
+    nlev, nf, levels = _levels(target, tuple(rest))
+    outs = [xp_for(target).empty(rows, dt) for dt in dts]
     module = _module(target, sf, dts, len(caps), has_z, rest[0].strided)
     if ctx.trace is not None:
         ctx.trace.append((f"fold tail: {rows} row(s), {nlev} stage(s) and the final fold", None))
@@ -110,7 +109,6 @@ def finish(
         *(i64(rows), i64(nlev), i64(nf), *levels),
         *xs,
         *zs,
-        *scratch,
         *outs,
         *caps,
         blocks=min(rows, MAX_BLOCKS),
@@ -121,7 +119,7 @@ def finish(
 MEMO = 256
 """Modules and level tables remembered (each table cleared when full)."""
 _MODULES: dict[tuple[object, ...], tuple[ScalarFunction, Module]] = {}
-_LEVELS: dict[tuple[object, ...], tuple[int, int, int, list[Any]]] = {}
+_LEVELS: dict[tuple[object, ...], tuple[int, int, list[Any]]] = {}
 
 
 def _module(  # noqa: PLR0917  (what the module's text depends on)
@@ -137,7 +135,7 @@ def _module(  # noqa: PLR0917  (what the module's text depends on)
         [
             sf.source(gpu=target in GPU_TARGETS),
             combine_wrapper("ol_comb", dts, n_caps, flip=False, segmented=False),
-            fold_tail_kernel(len(dts), n_caps, has_z=has_z, strided=strided),
+            fold_tail_kernel(dts, n_caps, has_z=has_z, strided=strided),
         ]
     )
     module = compile_module(target, src, ["ol_comb", "cmb"], ["fold_tail"], {})
@@ -148,18 +146,16 @@ def _module(  # noqa: PLR0917  (what the module's text depends on)
     return module
 
 
-def _levels(target: str, rows: int, rest: tuple[Stage, ...]) -> tuple[int, int, int, list[Any]]:
-    """(stages, final length, scratch elements, [ns, ps, cs, offs] as arrays of the
-    target), remembered: a warm call copies nothing to the device."""
-    key = (target, rows, rest)
+def _levels(target: str, rest: tuple[Stage, ...]) -> tuple[int, int, list[Any]]:
+    """(stages, final length, [ns, ps, cs] as arrays of the target), remembered: a warm
+    call copies nothing to the device."""
+    key = (target, rest)
     hit = _LEVELS.get(key)
     if hit is not None:
         return hit
     ns, ps, cs = [st.n for st in rest], [st.p for st in rest], [st.c for st in rest]
-    offs = np.concatenate([[0], np.cumsum([rows * p for p in ps])]).astype(np.int64)
     xp = xp_for(target)
-    arrays = [xp.asarray(np.array(v, np.int64)) for v in (ns, ps, cs)] + [xp.asarray(offs)]
-    made = (len(rest), ps[-1], max(1, int(offs[-1])), arrays)
+    made = (len(rest), ps[-1], [xp.asarray(np.array(v, np.int64)) for v in (ns, ps, cs)])
     with _LOCK:
         if len(_LEVELS) >= MEMO:
             _LEVELS.clear()

@@ -27,16 +27,15 @@ def _tail_ptx(f, dts, *, has_z: bool, strided: bool) -> str:
         [
             sf.source(gpu=True),
             combine_wrapper("ol_comb", dts, 0, flip=False, segmented=False),
-            fold_tail_kernel(len(dts), 0, has_z=has_z, strided=strided),
+            fold_tail_kernel(dts, 0, has_z=has_z, strided=strided),
         ]
     )
     i = np.int64(0)
     lv = np.zeros(2, np.int64)
     xs = [np.zeros((2, 3), dt) for dt in dts]
     zs = [dt.type(0) for dt in dts] if has_z else []
-    st = [np.zeros(4, dt) for dt in dts]
     outs = [np.zeros(2, dt) for dt in dts]
-    args = [i, i, i, i, lv, lv, lv, lv, *xs, *zs, *st, *outs]
+    args = [i, i, i, i, lv, lv, lv, *xs, *zs, *outs]
     return kernel_ptx(src, ["ol_comb", "cmb"], "fold_tail", args)
 
 
@@ -44,6 +43,8 @@ def test_the_fold_tail_compiles_with_barriers_between_stages() -> None:
     ptx = _tail_ptx(add, (F32,), has_z=True, strided=True)
     assert re.search(r"\.entry\s+\S*fold_tail", ptx)
     assert "bar.sync" in ptx and "add.f32" in ptx
+    # two shared buffers of 4096 float32 (40 KiB)
+    assert re.search(r"\.shared\s+\.align\s+\d+\s+\.b8\s+\S+\[32768\]", ptx)
 
 
 def test_the_fold_tail_of_a_tuple_without_a_neutral_element_compiles() -> None:

@@ -9,32 +9,36 @@ and the final ``Fold`` compute -- the same partials, each folded in the same ord
 the same start -- so the bits are the same as the staged tree (and as ``compute_s`` under
 ``cross_target``), with two launches in all.
 
-Parameters: ``rows`` rows; ``nlev`` stages, stage ``j`` folding ``ns[j]`` values per row
-into ``ps[j]`` partials of (at most) ``cs[j]`` values, its output at ``offs[j] + row *
-ps[j]`` of the flat scratch arrays ``st<k>``; the first stage reads ``x<k>[row, k]``
-(the first kernel's partials), later ones the previous stage's output; then thread 0
-folds the last ``nf`` values of the row into ``o<k>[row]``.
+Parameters: ``rows`` rows of ``x<k>`` (the partials of the stages before, each row at
+most ``shared_values`` long); ``nlev`` stages, stage ``j`` folding ``ns[j]`` values per
+row into ``ps[j]`` partials of (at most) ``cs[j]`` values; then thread 0 folds the last
+``nf`` values of the row into ``o<k>[row]``.
 """
 
 from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
 
 from offload.acc.skeletons.scan_src import _apply, _indent, _names
 
 THREADS = 256
 """Threads of a tail block."""
+SHARED_BYTES = 40 * 1024
+"""Static shared memory of a tail block: two buffers of a row's values per component."""
+
+
+def shared_values(itemsizes: int) -> int:
+    """The most values of a row the tail holds in one shared buffer, for components of
+    ``itemsizes`` bytes in all (a power of two: 4096 float32, 512 tuples of four int64)."""
+    n = SHARED_BYTES // (2 * max(1, itemsizes))
+    return 1 << (n.bit_length() - 1)
 
 
 def _read(m: int, into: str, k: str) -> str:
-    """Value ``k`` of the current level's input row into ``<into>0..``."""
-    xs, sts = _names("x", m), _names("st", m)
-    return "\n".join(
-        [
-            "if j == 0:",
-            *(f"    {into}{c} = {x}[r, {k}]" for c, x in enumerate(xs)),
-            "else:",
-            *(f"    {into}{c} = {s}[src + {k}]" for c, s in enumerate(sts)),
-        ]
-    )
+    """Value ``k`` of the current level's input (shared, at ``inoff``) into ``<into>0..``."""
+    return "\n".join(f"{into}{c} = sm{c}[inoff + {k}]" for c in range(m))
 
 
 def _fold(m: int, caps: list[str], has_z: bool, start: str, stop: str, step: str) -> str:  # noqa: PLR0917
@@ -49,12 +53,19 @@ def _fold(m: int, caps: list[str], has_z: bool, start: str, stop: str, step: str
     return head + f"\nfor k in range(k0, {stop}, {step}):\n" + _indent(body)
 
 
-def fold_tail_kernel(m: int, n_caps: int, *, has_z: bool, strided: bool) -> str:
-    """``fold_tail(items, rows, nlev, nf, ns, ps, cs, offs, x.., z.., st.., o.., u..)``
-    (``z`` only ``has_z``): see the module docstring. ``strided``: partial ``t`` of a
-    stage folds values ``t, t + p, ...`` (else the ``c`` from ``t * c``)."""
+def fold_tail_kernel(
+    dts: tuple[np.dtype[Any], ...], n_caps: int, *, has_z: bool, strided: bool
+) -> str:
+    """``fold_tail(items, rows, nlev, nf, ns, ps, cs, x.., z.., o.., u..)`` (``z`` only
+    ``has_z``): see the module docstring. ``strided``: partial ``t`` of a stage folds
+    values ``t, t + p, ...`` (else the ``c`` from ``t * c``). A row's values (at most
+    ``shared_values``) are copied to shared memory once, coalesced; every stage reads one
+    shared buffer and writes the other, so the sequential folds wait on shared memory,
+    not on the L2."""
+    m = len(dts)
+    sh = shared_values(sum(dt.itemsize for dt in dts))
     caps = _names("u", n_caps)
-    xs, zs, sts, os_ = (_names(p, m) for p in ("x", "z", "st", "o"))
+    xs, zs, os_ = (_names(p, m) for p in ("x", "z", "o"))
     if strided:
         part = _fold(m, caps, has_z, "t", "n", "p")
     else:
@@ -62,35 +73,44 @@ def fold_tail_kernel(m: int, n_caps: int, *, has_z: bool, strided: bool) -> str:
             "lo = t * c\nhi = min(lo + c, n)\n"
             + _fold(m, caps, has_z, "lo", "hi", "1")
         )  # fmt: skip
-    store = "\n".join(f"{s}[dst + t] = acc{c}" for c, s in enumerate(sts))
+    shared = "\n".join(
+        f"sm{c} = cuda.shared.array({2 * sh}, np.{dt.name})" for c, dt in enumerate(dts)
+    )
+    copy_in = (
+        "n0 = ns[0] if nlev > 0 else nf\n"
+        "t = tid\n"
+        "while t < n0:\n"
+        + _indent("\n".join(f"sm{c}[t] = {x}[r, t]" for c, x in enumerate(xs)) + "\nt += nt")
+        + "\ncuda.syncthreads()"
+    )
+    store = "\n".join(f"sm{c}[outoff + t] = acc{c}" for c in range(m))
     level = (
-        "n = ns[j]\np = ps[j]\nc = cs[j]\n"
-        "src = offs[j - 1] + r * ns[j] if j > 0 else 0\n"
-        "dst = offs[j] + r * p\n"
+        f"n = ns[j]\np = ps[j]\nc = cs[j]\ninoff = (j % 2) * {sh}\noutoff = {sh} - inoff\n"
         "t = tid\n"
         "while t < p:\n" + _indent(part + "\n" + store + "\nt += nt") + "\n"
         "cuda.syncthreads()"
     )
     final = (
-        "j = nlev\nn = nf\n"
-        "src = offs[j - 1] + r * nf if j > 0 else 0\n"
+        f"n = nf\ninoff = (nlev % 2) * {sh}\n"
         + _fold(m, caps, has_z, "0", "n", "1")
         + "\n"
         + "\n".join(f"{o}[r] = acc{c}" for c, o in enumerate(os_))
     )
     body = (
+        f"{shared}\n"
         "tid = np.int64(cuda.threadIdx.x)\n"
         "nt = np.int64(cuda.blockDim.x)\n"
         "r = np.int64(cuda.blockIdx.x)\n"
         "while r < rows:\n"
         + _indent(
-            "for j in range(nlev):\n"
+            copy_in
+            + "\nfor j in range(nlev):\n"
             + _indent(level)
             + "\nif tid == 0:\n"
             + _indent(final)
             + "\ncuda.syncthreads()\nr += np.int64(cuda.gridDim.x)"
         )
     )
-    params = ["items", "rows", "nlev", "nf", "ns", "ps", "cs", "offs", *xs]
-    params += [*(zs if has_z else []), *sts, *os_, *caps]
+    params = ["items", "rows", "nlev", "nf", "ns", "ps", "cs", *xs]
+    params += [*(zs if has_z else []), *os_, *caps]
     return f"def fold_tail({', '.join(params)}):\n" + _indent(body) + "\n"
