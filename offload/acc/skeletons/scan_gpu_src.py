@@ -63,6 +63,39 @@ def _tile_positions(inner: str) -> str:
     )
 
 
+WHOLE_TILE = "items == nch and has_z == 0 and rev == 0 and (tile + 1) * (TB * CH) <= L"
+"""A tile of a one-row forward scan without a neutral element whose every element exists:
+its element ``kk`` is ``x[0, kk]`` and position ``p`` of the tile is element ``tile * TB
+* CH + p`` (the common ``scanl1``)."""
+
+
+def _whole_tile_or(fast: str, general: str) -> str:
+    return f"if {WHOLE_TILE}:\n" + _indent(fast) + "\nelse:\n" + _indent(general)
+
+
+def _unrolled_in(m: int, ch: int, tb: int) -> str:
+    """A whole tile's loads, unrolled: all ``ch`` loads of a thread are issued before the
+    first shared store waits on one (a loop stalls the warp on every load in turn)."""
+    lines = ["base_ = tile * (TB * CH) + tid"]
+    for j in range(ch):
+        lines += [f"e{k}_{j} = x{k}[0, base_ + {j * tb}]" for k in range(m)]
+    for j in range(ch):
+        at = f"{j * tb} + tid + ({j * tb} + tid) // CH"
+        lines += [f"sm{k}[{at}] = e{k}_{j}" for k in range(m)]
+    return "\n".join(lines)
+
+
+def _unrolled_out(m: int, ch: int, tb: int) -> str:
+    """A whole tile's stores, unrolled (the shared loads first)."""
+    lines = ["base_ = tile * (TB * CH) + tid"]
+    for j in range(ch):
+        at = f"{j * tb} + tid + ({j * tb} + tid) // CH"
+        lines += [f"e{k}_{j} = sm{k}[{at}]" for k in range(m)]
+    for j in range(ch):
+        lines += [f"o{k}[0, base_ + {j * tb}] = e{k}_{j}" for k in range(m)]
+    return "\n".join(lines)
+
+
 def staged_scan_module(
     combine_src: str, wrapper_src: str, dts: tuple[Dt, ...], n_caps: int, *, tb: int, ch: int
 ) -> str:
@@ -82,8 +115,11 @@ def staged_scan_module(
         "ntiles = (items + TB - 1) // TB\n"
         "tile = np.int64(cuda.blockIdx.x)\n"
     )
-    stage_in = _tile_positions(
-        _get(m, "e", "kk") + "\n" + "\n".join(f"sm{k}[p + wl] = e{k}" for k in range(m))
+    stage_in = _whole_tile_or(
+        _unrolled_in(m, ch, tb),
+        _tile_positions(
+            _get(m, "e", "kk") + "\n" + "\n".join(f"sm{k}[p + wl] = e{k}" for k in range(m))
+        ),
     )
     mine = (
         "w = tile * TB + tid\n"
@@ -117,9 +153,12 @@ def staged_scan_module(
         + "\nfor k in range(1, cnt):\n"
         + _indent(read_e + "\n" + _apply(caps, acc, e) + "\n" + store)
     )
-    stage_out = _tile_positions(
-        "q_ = kk if rev == 0 else L - 1 - kk\n"
-        + "\n".join(f"{o}[row, q_] = sm{k}[p + wl]" for k, o in enumerate(os_))
+    stage_out = _whole_tile_or(
+        _unrolled_out(m, ch, tb),
+        _tile_positions(
+            "q_ = kk if rev == 0 else L - 1 - kk\n"
+            + "\n".join(f"{o}[row, q_] = sm{k}[p + wl]" for k, o in enumerate(os_))
+        ),
     )
     sync = "cuda.syncthreads()\n"
     step = "tile += np.int64(cuda.gridDim.x)\n"
