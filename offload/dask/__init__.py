@@ -23,6 +23,15 @@ is always given, so Dask never runs a kernel on an empty array. The IR travels t
 workers as its canonical text and each worker process compiles it once (the GPU's disk
 cache serves later processes); every block reuses that kernel.
 
+Collectives: ``compute(node)`` of a tree holding ``fold``, ``fold1``, ``fold_all``,
+``fold_seg``, the scans (``_total`` and segmented forms too) or ``stencil`` over Dask
+arrays rewrites it bottom-up (``schedule``): each collective becomes Dask arrays computed
+block by block -- folds as combine trees fixed by the chunking (``folds``), scans with
+block totals carried across the chunks (``scans``), segmented ones on chunks cut at
+segment starts (``segments``), stencils on blocks with halos (``stencils``) -- and the
+element nodes around them go through the element path above. Anything else is a
+``DaskUnsupported`` error while the graph is built (docs/dask.md).
+
 Reductions: ``fold_all`` (a Dask reduction with a fixed ``split_every`` combine tree) over
 a ``BlockFold`` (``offload.stream.fold``): the extension point for the collectives' fold.
 """
@@ -30,6 +39,7 @@ a ``BlockFold`` (``offload.stream.fold``): the extension point for the collectiv
 from __future__ import annotations
 
 import dataclasses
+import functools
 import threading
 import types
 from dataclasses import dataclass
@@ -37,10 +47,15 @@ from typing import Any
 
 import numpy as np
 
+from offload.acc.graph import needs_scheduler
 from offload.backend import Backend, Kernel
 from offload.config import config
+from offload.dask.errors import DaskUnsupported
+from offload.dask.runtime import backend_name, is_dask, meta
+from offload.dask.schedule import compute_tree
 from offload.diagnostics import OffloadError
 from offload.driver import specialise
+from offload.frontend.nodes import ArrayNode
 from offload.frontend.reader import make_fetcher
 from offload.ir.parser import parse_function
 from offload.ir.printer import print_function
@@ -59,22 +74,18 @@ from offload.stream.window import (
 )
 from offload.targets import backend_named, split_target
 
-__all__ = ["SPLIT_EVERY", "BlockFold", "SequentialFold", "UnboundedRead", "compute", "fold_all"]
+__all__ = [
+    "SPLIT_EVERY",
+    "BlockFold",
+    "DaskUnsupported",
+    "SequentialFold",
+    "UnboundedRead",
+    "compute",
+    "fold_all",
+]
 
-_TARGETS = {"s": "cpu-seq", "p": "cpu-par"}
-
-
-def _backend_name(target: str) -> str:
-    if target == "g":
-        return "gpu-sim" if config.gpu_simulator else "gpu-device"
-    name = _TARGETS.get(target)
-    if name is None:
-        raise ValueError(f"target must be 's', 'p' or 'g', got {target!r}")
-    return name
-
-
-def _is_dask(x: object) -> bool:
-    return type(x).__module__.startswith("dask.") and hasattr(x, "chunks") and hasattr(x, "dask")
+_backend_name = backend_name
+_is_dask = is_dask
 
 
 def _stand_in(x: Any) -> np.ndarray[Any, Any]:
@@ -200,12 +211,7 @@ def _compute_block(spec: BlockSpec, block: Block, windows: dict[int, Window], *a
     return outs[0] if len(outs) == 1 else tuple(outs)
 
 
-def _meta(backend: str, rank: int, dtype: np.dtype[Any]) -> Any:
-    if backend == "gpu-device":
-        import cupy
-
-        return cupy.empty((0,) * rank, dtype=dtype)
-    return np.empty((0,) * rank, dtype=dtype)
+_meta = meta
 
 
 WHOLE_BYTES = 256 << 20
@@ -227,13 +233,41 @@ def compute(
     chunks: Any = None,
     dtype: Any = None,
     max_whole: int = WHOLE_BYTES,
+    split_every: int = SPLIT_EVERY,
 ) -> Any:
     """A lazy ``dask.array`` whose element ``[i, j]`` is ``fn(i, j)`` (see the module
     docstring); a tuple of them for a function returning a tuple. ``chunks``: Dask's
     chunk specification for the result (default: the chunks of a captured Dask array of
-    the result's shape, else ``"auto"``). ``dtype`` overrides the result dtype.
+    the result's shape, else ``"auto"``; a collective's result keeps the chunks it gets
+    from its source unless ``chunks`` is given). ``dtype`` overrides the result dtype.
     ``max_whole``: the bytes of a captured Dask array a block may read whole where its
-    reads are not bounded by the block (else ``UnboundedRead``, located at the read)."""
+    reads are not bounded by the block (else ``UnboundedRead``, located at the read).
+    ``split_every``: the partials each combine of a fold's tree folds."""
+    if fn is None and isinstance(shape, ArrayNode) and needs_scheduler(shape):
+        elements = functools.partial(_compute_elements, max_whole=max_whole)
+        try:
+            return compute_tree(
+                shape, target, elements, chunks=chunks, dtype=dtype, split_every=split_every
+            )
+        except OffloadError as err:
+            if config.debug:
+                raise
+            raise err.with_traceback(None) from None
+    return _compute_elements(
+        shape, fn, target=target, chunks=chunks, dtype=dtype, max_whole=max_whole
+    )
+
+
+def _compute_elements(
+    shape: Any,
+    fn: Any = None,
+    *,
+    target: str = "s",
+    chunks: Any = None,
+    dtype: Any = None,
+    max_whole: int = WHOLE_BYTES,
+) -> Any:
+    """``compute`` of an element function or of a tree holding no collective."""
     import dask as dask_module
     import dask.array as da_module
 

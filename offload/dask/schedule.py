@@ -1,0 +1,243 @@
+"""``offload.dask.compute(node)`` of a delayed tree holding collectives over Dask arrays.
+
+As ``offload.acc.graph`` does for NumPy arrays, the tree is rewritten bottom-up, each
+node object once (sharing by identity):
+
+* a collective (``fold``, ``fold1``, ``fold_all``, ``fold_seg``, the scans and their
+  segmented and ``_total`` forms, ``stencil``) becomes the Dask arrays of its result,
+  computed block by block (``folds``, ``scans``, ``segments``, ``stencils``); its source,
+  if it is an element tree (``map``, ``zip_with``, ...), is first computed as one Dask
+  array by the element path (one fused kernel per block);
+* an element node is kept, over its rewritten sources, to be fused with its consumers;
+  one used more than once that is not trivial is computed once as a Dask array;
+* what is left (an element tree over Dask arrays) is computed by the element path.
+
+Any other collective (``permute``, ``scatter``, ``filter``, ...) is a ``DaskUnsupported``
+error naming it, raised while the graph is built, never from inside Dask.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from offload.acc.fold import Fold, FoldSeg
+from offload.acc.graph import COLLECTIVE, LEAF, SCHEDULED, count_uses, kind, trivial
+from offload.acc.nodes import Leaf, Zip, as_source
+from offload.acc.scan import Part, Scan
+from offload.acc.stencil import Stencil
+from offload.dask.errors import DaskUnsupported
+from offload.dask.folds import fold_all_tree, fold_tree
+from offload.dask.runtime import Runner, is_dask
+from offload.dask.scans import scan_tree
+from offload.dask.segments import check_lengths, seg_tree
+from offload.dask.sources import captured
+from offload.dask.stencils import stencil_tree
+from offload.delayed import Delayed, Reshape
+from offload.frontend.nodes import ArrayNode
+from offload.stream.fold import SPLIT_EVERY
+
+ElementCompute = Callable[..., Any]
+"""The element path: ``compute(tree, target=, chunks=, dtype=)`` of a tree holding no
+collective, as a Dask array (a tuple of them for a tuple-valued tree)."""
+
+
+class Whole(list[Any]):
+    """A ``scanl_total``/``scanr_total``'s scan with ``z`` included (its components): the
+    ``Part`` nodes slice the exclusive scan and the total from it."""
+
+
+class DaskScheduler:
+    """One rewrite of a tree (module docstring)."""
+
+    def __init__(
+        self, root: object, target: str, elements: ElementCompute, split_every: int = SPLIT_EVERY
+    ) -> None:
+        self.target = target
+        self.runner = Runner.for_target(target)
+        self.elements = elements
+        self.split_every = split_every
+        self.uses = count_uses(root)
+        self.done: dict[int, object] = {}
+        self.keep: list[object] = []
+        """The nodes rewritten (held so that no id is reused meanwhile)."""
+
+    def rewrite(self, node: object) -> object:
+        """``node`` with every collective replaced by Dask arrays (memoised by identity)."""
+        k = kind(node)
+        if k == LEAF:
+            return node
+        assert isinstance(node, ArrayNode)
+        key = id(node)
+        if key in self.done:
+            return self.done[key]
+        self.keep.append(node)
+        srcs = {attr: self.rewrite(src) for attr, src in node.sources()}
+        out: object
+        if k in (COLLECTIVE, SCHEDULED):
+            result = self.collective(node, srcs)
+            out = result if isinstance(result, Whole) else _as_node_source(result)
+        else:
+            out = _rebuild(node, srcs)
+            if self.uses[key] > 1 and not trivial(out):
+                out = _as_node_source(self.components(out))
+        self.done[key] = out
+        return out
+
+    def collective(self, node: ArrayNode, srcs: dict[str, object]) -> list[Any]:
+        """The Dask arrays of a collective's result (``srcs``: its rewritten sources)."""
+        for nf in node.functions():
+            for name, value in captured(nf.fn):
+                if is_dask(value):
+                    raise DaskUnsupported(
+                        f"offload.dask: the function of {_what(node)} "
+                        f"('{getattr(nf.fn, '__qualname__', nf.fn)}') reads the Dask array "
+                        f"'{name}': a collective's function may capture NumPy arrays and "
+                        "scalars, not Dask arrays (make it a source of the collective, or "
+                        "compute it first)"
+                    )
+        if isinstance(node, Fold):
+            return self.fold(node, srcs["a"])
+        if isinstance(node, FoldSeg):
+            lengths = np.diff(np.asarray(srcs["offsets"]))
+            return seg_tree(self.components(srcs["a"]), lengths, node, self.runner)
+        if isinstance(node, Stencil):
+            return stencil_tree(self.components(srcs["a"]), node, self.runner)
+        if isinstance(node, Scan):
+            return self.scan(node, srcs)
+        if isinstance(node, Part):
+            return _part(node, srcs["whole"])
+        raise DaskUnsupported(
+            f"offload.dask: {_what(node)} is not supported on Dask arrays yet (supported: "
+            "fold, fold1, fold_all, fold_seg, the scans, stencil and element nodes); "
+            "compute it with compute_s/compute_p/compute_g on NumPy arrays, or compute its "
+            "source with offload.dask and finish with NumPy"
+        )
+
+    def fold(self, node: Fold, a: object) -> list[Any]:
+        if isinstance(a, Reshape) and len(a.shape) == 1:  # fold_all (a row-major flatten)
+            comps = self.components(a.x)
+            if comps[0].ndim >= 1:
+                return fold_all_tree(comps, node.f, node.z, self.runner, self.split_every)
+        return fold_tree(self.components(a), node.f, node.z, self.runner, self.split_every)
+
+    def scan(self, node: Scan, srcs: dict[str, object]) -> list[Any]:
+        comps = self.components(srcs["a"])
+        if node.seg is not None:
+            seg = srcs["seg"]
+            if isinstance(seg, ArrayNode):
+                raise DaskUnsupported(
+                    f"offload.dask: {node.name}'s segment lengths are a delayed array; "
+                    "compute them to a NumPy (or Dask) array first"
+                )
+            host = seg.compute() if is_dask(seg) else seg  # type: ignore[attr-defined]
+            lengths = check_lengths(host, int(comps[0].shape[-1]), node.name)
+            return seg_tree(comps, lengths, node, self.runner)
+        out = scan_tree(comps, node, self.runner)
+        return Whole(out) if node.total else out
+
+    def components(self, src: object) -> list[Any]:
+        """A rewritten source as Dask arrays, one per component, chunked alike: element
+        trees computed by the element path, NumPy arrays wrapped."""
+        import dask.array as da_module
+
+        da: Any = da_module
+        if isinstance(src, Leaf) and not isinstance(src.x, ArrayNode):
+            return self.components(src.x)
+        if isinstance(src, tuple | list):  # a tuple source (struct of arrays)
+            comps = [c for item in src for c in self.components(item)]
+        elif isinstance(src, Zip) and trivial(src) and _heads_are_arrays(src):
+            comps = [c for head in _heads(src) for c in self.components(head)]
+        elif isinstance(src, Delayed):
+            out = self.elements(src, target=self.target, chunks=None, dtype=None)
+            comps = list(out) if isinstance(out, tuple) else [out]
+        elif is_dask(src):
+            comps = [src]
+        elif hasattr(src, "shape") and hasattr(src, "dtype"):
+            comps = [da.from_array(src)]
+        else:
+            raise DaskUnsupported(
+                f"offload.dask: a collective's source is a {type(src).__name__}, not an array"
+            )
+        first = comps[0].chunks
+        return [c if c.chunks == first else c.rechunk(first) for c in comps]
+
+
+def _heads(z: Zip) -> list[Any]:
+    out: list[Any] = []
+    cur: Zip | None = z
+    while cur is not None:
+        out.append(cur.head)
+        cur = cur.tail
+    return out
+
+
+def _heads_are_arrays(z: Zip) -> bool:
+    return not any(isinstance(h, ArrayNode) for h in _heads(z))
+
+
+def _as_node_source(comps: list[Any]) -> object:
+    """A result's Dask arrays as a source of the rest of the tree."""
+    return comps[0] if len(comps) == 1 else as_source(tuple(comps))
+
+
+def _part(node: Part, whole: object) -> list[Any]:
+    assert isinstance(whole, Whole)
+    scan = node.whole
+    n = int(whole[0].shape[-1]) - 1
+    cut: tuple[Any, ...]
+    if node.index == 0:
+        cut = np.s_[..., 1:] if scan.right else np.s_[..., :n]
+    else:
+        cut = np.s_[..., 0] if scan.right else np.s_[..., n]
+    return [c[cut] for c in whole]
+
+
+def _what(node: object) -> str:
+    kind = type(node).__name__
+    name = getattr(node, "name", None)
+    return f"'{name if isinstance(name, str) else kind.lower()}' ({kind} node)"
+
+
+def _rebuild(node: ArrayNode, srcs: dict[str, object]) -> object:
+    """``node`` with its sources replaced (the same object where none changed)."""
+    import dataclasses
+
+    changed = {a: s for a, s in srcs.items() if s is not getattr(node, a)}
+    if not changed:
+        return node
+    if not dataclasses.is_dataclass(node):
+        raise DaskUnsupported(
+            f"offload.dask: {type(node).__name__} is not a dataclass node: its sources "
+            "cannot be replaced by Dask arrays"
+        )
+    return dataclasses.replace(node, **changed)  # type: ignore[type-var]
+
+
+def compute_tree(
+    root: ArrayNode,
+    target: str,
+    elements: ElementCompute,
+    *,
+    chunks: Any = None,
+    dtype: Any = None,
+    split_every: int = SPLIT_EVERY,
+) -> Any:
+    """``offload.dask.compute(root, ...)`` of a tree that holds collectives."""
+    tree = DaskScheduler(root, target, elements, split_every).rewrite(root)
+    if isinstance(tree, Delayed) and not (isinstance(tree, Zip) and _arrays_zip(tree)):
+        return elements(tree, target=target, chunks=chunks, dtype=dtype)
+    comps: list[Any] = _heads(tree) if isinstance(tree, Zip) else [tree]
+    if dtype is not None:
+        return elements(
+            Leaf(tree) if len(comps) == 1 else tree, target=target, chunks=chunks, dtype=dtype
+        )
+    if chunks is not None:
+        comps = [c.rechunk(chunks) for c in comps]
+    return comps[0] if len(comps) == 1 else tuple(comps)
+
+
+def _arrays_zip(z: Zip) -> bool:
+    return trivial(z) and _heads_are_arrays(z)
