@@ -180,7 +180,7 @@ def staged_scan_module(
     return "\n\n".join([consts, combine_src, wrapper_src, totals, rescan]) + "\n"
 
 
-TAIL_MAX = 1 << 16
+TAIL_MAX = 1 << 12
 """Rows x length of a chunk-totals scan that one block finishes in one launch (``tail``)."""
 
 
