@@ -4,14 +4,18 @@ variable's definition up the dominator tree recursively, and a flattened ``elif`
 adds a few blocks to that tree's depth per arm).
 
 Python 3.11+ keeps Python-to-Python calls off the C stack, so a higher limit costs heap
-frames only. The limit is process-wide: it is raised for the duration and put back unless
-another thread changed it meanwhile.
+frames only. The limit is process-wide and threads compile at once (Dask's threaded
+scheduler): while any thread holds room, the limit is the one found when the first
+entered plus the most room any holder asked for; when the last leaves, that first limit
+is put back (a change another caller made meanwhile is lost).
 """
 
 from __future__ import annotations
 
 import contextlib
+import itertools
 import sys
+import threading
 from collections.abc import Iterator
 
 FRAMES_PER_LINE = 2
@@ -19,17 +23,29 @@ FRAMES_PER_LINE = 2
 chain makes a kernel of about 6,000 lines, whose compile needs about 1,000 frames)."""
 
 
+_LOCK = threading.Lock()
+_HOLDERS: dict[int, int] = {}
+"""Frames asked for, by holder."""
+_BASE = [0]
+"""The limit found when the first holder entered."""
+_TOKENS = itertools.count()
+
+
 @contextlib.contextmanager
 def recursion_room(frames: int) -> Iterator[None]:
     """Python's recursion limit raised by ``frames`` for the duration."""
-    old = sys.getrecursionlimit()
-    need = old + max(0, frames)
-    sys.setrecursionlimit(need)
+    token = next(_TOKENS)
+    with _LOCK:
+        if not _HOLDERS:
+            _BASE[0] = sys.getrecursionlimit()
+        _HOLDERS[token] = max(0, frames)
+        sys.setrecursionlimit(_BASE[0] + max(_HOLDERS.values()))
     try:
         yield
     finally:
-        if sys.getrecursionlimit() == need:  # another thread may have changed it meanwhile
-            sys.setrecursionlimit(old)
+        with _LOCK:
+            del _HOLDERS[token]
+            sys.setrecursionlimit(_BASE[0] + max(_HOLDERS.values(), default=0))
 
 
 def compile_room(source: str) -> int:
