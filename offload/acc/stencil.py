@@ -183,8 +183,9 @@ def _first_param(fn: Callable[..., Any]) -> tuple[str, ...]:
 
 def extent(fn: Callable[..., Any], rank: int) -> tuple[tuple[int, int], ...]:
     """The offsets ``fn(get)`` reads, per axis, from its source: ``get(...)`` calls whose
-    arguments are integer literals (or their negations). A call with another argument
-    is left to the lowering, which requires constants."""
+    arguments are integer expressions of literals (``_literal``). A call with another
+    argument (a named constant) is not counted here: the lowering, which requires
+    constants, knows every offset (``offload.dask.stencils`` reads them from the IR)."""
     node = get_source(fn).node  # type: ignore[arg-type]
     params = node.args.args
     if not params:
@@ -205,12 +206,24 @@ def extent(fn: Callable[..., Any], rank: int) -> tuple[tuple[int, int], ...]:
     return tuple(zip(lo, hi, strict=True))
 
 
+_INT_OPS: dict[type, Callable[[int, int], int]] = {
+    ast.Add: lambda a, b: a + b,
+    ast.Sub: lambda a, b: a - b,
+    ast.Mult: lambda a, b: a * b,
+}
+
+
 def _literal(e: ast.expr) -> int | None:
+    """An integer offset written with literals, signs, ``+``, ``-`` and ``*`` (``get(1 +
+    1, -2 * 1)``), else ``None``."""
     if isinstance(e, ast.Constant) and type(e.value) is int:
         return e.value
     if isinstance(e, ast.UnaryOp) and isinstance(e.op, ast.USub | ast.UAdd):
         v = _literal(e.operand)
         return None if v is None else (-v if isinstance(e.op, ast.USub) else v)
+    if isinstance(e, ast.BinOp) and type(e.op) in _INT_OPS:
+        a, b = _literal(e.left), _literal(e.right)
+        return None if a is None or b is None else _INT_OPS[type(e.op)](a, b)
     return None
 
 

@@ -129,6 +129,11 @@ def test_stencil_of_one_element_and_of_tuples():
 
 def test_stencil_extent_and_errors():
     assert ol.stencil(lap2, np.zeros((3, 3))).extent == ((-1, 1), (-1, 1))
+
+    def wide(get):
+        return get(1 + 1, 0) + get(-2 * 1, -(3 - 1)) + get(0, 2 * 2 - 1)
+
+    assert ol.stencil(wide, np.zeros((3, 3))).extent == ((-2, 2), (-2, 3))
     with pytest.raises(ValueError, match="rank 1 to 3"):
         ol.stencil(blur1, np.zeros((2, 2, 2, 2)))
     with pytest.raises(ValueError, match="boundary"):
