@@ -97,7 +97,17 @@ class SimBackend:
         return None
 
     def explain(self, fn: Function, options: CompileOptions, shape: tuple[int, ...]) -> str:
-        """The GPU section of ``ol.explain`` as the GPU would compile it (PTX for sm_90)."""
+        """The GPU section of ``ol.explain`` as the GPU would compile it (PTX for sm_90);
+        inside numba's CUDA simulator, which replaces numba-cuda's compiler, a note
+        saying so (there is no NVVM to make PTX)."""
+        import numba
+
+        if numba.config.ENABLE_CUDASIM:  # type: ignore[attr-defined]
+            return (
+                "== GPU: no PTX under numba's CUDA simulator (NUMBA_ENABLE_CUDASIM=1 replaces "
+                "numba-cuda's compiler); run ol.explain(..., target='gpu') in a process "
+                "without the simulator to see the PTX, registers and launch configuration"
+            )
         return describe(fn, options, shape)
 
 
