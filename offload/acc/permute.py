@@ -15,12 +15,17 @@ the source index and the destination; nothing is written out of bounds.
 
 * ``deterministic`` (default) and ``cross_target``: ``compute_s`` and the GPU combine the
   elements meeting at one destination in source order (the GPU gives the bits of
-  ``compute_s``). ``compute_p`` computes the destinations in parallel; in
-  ``deterministic`` mode, with more than 2^17 sources and at most ``4 n`` partial values,
-  it then folds fixed slices of the sources (their number set by the sizes alone) into
-  per-task rows in parallel and folds the rows in order (exact combines such as integer
-  ``+`` give the bits of ``compute_s``; float ones differ from them but not from run to
-  run); else, and always under ``cross_target``, it combines in one sequential pass.
+  ``compute_s``). ``compute_p`` runs ``compute_s``'s kernels below ``SEQUENTIAL_BELOW``
+  (2^17) sources; from there it computes the destinations in parallel, and in
+  ``deterministic`` mode, from ``PARTIALS_MIN`` (2^18) sources, it then folds fixed
+  slices of the sources (their number set by the sizes alone, ``cpu_tasks``: rows of at
+  most ``n / 64`` values in all) into per-task rows in parallel and folds the rows in
+  order (exact combines such as integer ``+`` give the bits of ``compute_s``; float ones
+  differ from them but not from run to run); else -- fewer sources, or destinations too
+  many for the rows -- and always under ``cross_target``, it combines in the one
+  sequential pass of ``compute_s`` (its bits). Each of ``compute_p``'s kernels runs on
+  one thread or all, as its launches measure (``offload.cpu.threads``): the work split
+  is the same either way.
   The GPU sorts the source positions by destination (a stable radix sort: O(n) extra
   memory, about 4 passes over n 64-bit keys) and folds each destination's group in one
   thread: a destination that receives a large share of the elements serialises on that
@@ -34,6 +39,7 @@ the source index and the destination; nothing is written out of bounds.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -44,6 +50,7 @@ from offload.acc.base import Collective, Context
 from offload.acc.combine import ScalarFunction, compile_combine, compile_index_function
 from offload.acc.skeletons.build import (
     GPU_TARGETS,
+    Module,
     captured,
     compile_module,
     host,
@@ -72,6 +79,7 @@ from offload.acc.skeletons.permute_src import (
 )
 from offload.diagnostics import KernelFault, TypeMismatch
 from offload.frontend.nodes import NodeFunction
+from offload.ir.core import Return
 from offload.ir.ops import Opcode
 
 __all__ = ["IGNORE", "Permute", "PermuteIndexError", "permute", "scatter"]
@@ -153,13 +161,19 @@ def run_permute(
         dst = xp.empty(n, np.int64)
         err = xp.zeros(1 + len(dshape), np.int64)
         gpu = target in GPU_TARGETS
-        src = "\n\n".join(
-            [ixf.source(gpu), dests_kernel(target, len(sshape), len(dshape), len(icaps))]
-        )
-        dm = compile_module(target, src, ["ixf"], ["dests"], {})
+
+        def dests_source(t: str) -> str:
+            return "\n\n".join(
+                [ixf.source(gpu), dests_kernel(t, len(sshape), len(dshape), len(icaps))]
+            )
+
         i64 = np.int64
-        dm.launch("dests", n, *(i64(k) for k in sshape), *(i64(k) for k in dshape), dst, err,
-                  *icaps)  # fmt: skip
+        shapes = (*(i64(k) for k in sshape), *(i64(k) for k in dshape))
+        # small work: compute_s's kernel (no parallel launch to pay for)
+        on = "cpu-seq" if target == "cpu-par" and n < SEQUENTIAL_BELOW else target
+        key = ("dests", ixf.source(gpu), len(sshape), len(dshape), len(icaps))
+        dm = cached_module(on, key, dests_source, ["ixf"], ["dests"])
+        dm.launch("dests", n, *shapes, dst, err, *icaps)
         fault = host(err)
         if fault[0] != 0:
             raise _index_error(node.name, int(fault[0]) - 1, fault[1:], sshape, dshape)
@@ -188,20 +202,60 @@ def _index_error(
     )
 
 
+def _plain_op(sf: ScalarFunction) -> Opcode | None:
+    """``ADD``, ``MIN`` or ``MAX`` when the combine is exactly that op of its two operands
+    (``new + old`` or ``old + new``: not ``new + new``, not ``new + 1``), capturing
+    nothing; else ``None``."""
+    fn = sf.ir
+    if sf.user_captures or sf.n_operands != 2 or len(fn.blocks) != 1:
+        return None
+    ops = list(fn.ops())
+    rest = [op for op in ops if op.opcode is not Opcode.LOAD]
+    if len(rest) != 1 or rest[0].opcode not in (Opcode.ADD, Opcode.MIN, Opcode.MAX):
+        return None
+    op = rest[0]
+    loaded = {id(o.result): o.operands[0] for o in ops if o.opcode is Opcode.LOAD}
+    sources = [loaded.get(id(v)) for v in op.operands]
+    new, old = fn.capture_params[:2]
+    ret = fn.blocks[0].terminator
+    if not (isinstance(ret, Return) and len(ret.values) == 1 and ret.values[0] is op.result):
+        return None
+    if len(sources) != 2 or {id(v) for v in sources} != {id(new), id(old)}:
+        return None
+    return op.opcode
+
+
 def _native_op(sf: ScalarFunction, dt: Dt, mode: str) -> str | None:
     """``add``/``min``/``max`` when the combine is exactly that op of its two operands
     and the hardware has the atomic (floats: ``add``, and only in ``fast`` mode)."""
-    ops = [op for op in sf.ir.ops() if op.opcode is not Opcode.LOAD]
-    if len(ops) != 1 or sf.user_captures:
-        return None
-    code = ops[0].opcode
+    code = _plain_op(sf)
     names = {Opcode.ADD: "add", Opcode.MIN: "min", Opcode.MAX: "max"}
-    if code not in names or dt.itemsize not in (4, 8):
+    if code is None or dt.itemsize not in (4, 8):
         return None
     if dt.kind in "iu":
         return names[code]
     if dt.kind == "f" and code is Opcode.ADD and mode == "fast":
         return "add"
+    return None
+
+
+def _neutral(sf: ScalarFunction, dts: tuple[Dt, ...]) -> Any:
+    """The neutral element of a combine that is ``+`` (integers, float32/64: ``-0.0``,
+    for which ``-0.0 + x`` is ``x`` bit for bit, signed zeros included), or ``min``/``max``
+    of integers; else ``None``. ``compute_p``'s partial rows start from it instead of
+    marking which values they hold: the same bits, and on one thread the cost of the
+    sequential pass (marked rows: 1.3x it at 256 destinations, 2.5x at 4,096)."""
+    code = _plain_op(sf)
+    if code is None or len(dts) != 1:
+        return None
+    dt = dts[0]
+    if dt.kind in "iu":
+        if code is Opcode.ADD:
+            return dt.type(0)
+        info = np.iinfo(dt)
+        return dt.type(info.max if code is Opcode.MIN else info.min)
+    if dt.kind == "f" and dt.itemsize in (4, 8) and code is Opcode.ADD:
+        return dt.type(-0.0)
     return None
 
 
@@ -222,9 +276,11 @@ def _combine(
     helpers = ["ol_comb", "cmb"]
     base = [sf.source(gpu), wrapper]
     if not gpu:
-        tasks = cpu_tasks(n, int(outs[0].shape[0])) if mode == "deterministic" else 1
-        if target == "cpu-par" and tasks > 1:
-            _partials(base, tasks, (dst, xs, outs), caps)
+        tasks = 1
+        if target == "cpu-par" and mode == "deterministic":
+            tasks = cpu_tasks(n, int(outs[0].shape[0]))
+        if tasks > 1:
+            _partials(base, tasks, (dst, xs, outs), caps, _neutral(sf, dts))
             return
         # one sequential pass in source order (the destinations came in parallel)
         src = "\n\n".join([*base, accumulate_kernel(len(dts), len(caps))])
@@ -254,17 +310,37 @@ def _combine(
     module.launch("groups", n, order, dst, *xs, *outs, *caps)
 
 
+SEQUENTIAL_BELOW = 1 << 17
+"""Sources below which ``compute_p`` runs ``compute_s``'s kernels: a parallel launch costs
+about 10 us even on one thread, and on the idle 2-core VM the parallel destinations did
+not repay it at 10^5 sources (a 256-bin histogram: 0.91-0.94x ``compute_s``; 1.4x at
+10^6)."""
+PARTIALS_MIN = 1 << 18
+"""Sources below which ``compute_p`` combines in the one sequential pass of ``compute_s``
+(its bits; see ``cpu_tasks``)."""
 PARTIAL_TASK = 1 << 16
-"""Sources per task of ``compute_p``'s partial results (``cpu_tasks``)."""
+"""Least sources per task of ``compute_p``'s partial rows."""
 MAX_TASKS = 64
+ROW_SOURCES = 64
+"""Least sources per partial value (all rows together). Rows cost their allocation, first
+touches and merge, and a task whose row outgrows the core's cache misses on its updates:
+on one thread (a loaded machine), partials and merge took 1.1-1.4x the sequential pass
+with 64 or more sources per row value, and 1.3-2.7x with 16 (2^20 sources into 4,096
+destinations, 16 tasks: 2.7x), 4-8x with 1-4."""
+MERGE_BLOCK = 4096
+"""Destinations per task of the merge of the rows."""
 
 
 def cpu_tasks(n: int, dests: int) -> int:
-    """Tasks of ``compute_p``'s permute: fixed by the sizes alone (never by the thread
-    count), and 1 (the sequential pass) where the partial rows would hold more than
-    ``4 n`` values."""
-    tasks = min(MAX_TASKS, n // PARTIAL_TASK)
-    return tasks if tasks > 1 and tasks * dests <= 4 * n else 1
+    """Tasks of ``compute_p``'s permute of ``n`` sources into ``dests`` destinations, fixed
+    by the sizes alone (never by the thread count or a measurement, so the bits are the
+    same run to run): 1 -- the sequential pass in source order, ``compute_s``'s algorithm
+    and bits -- below ``PARTIALS_MIN`` sources, else one task per ``PARTIAL_TASK``
+    sources (at most ``MAX_TASKS``), fewer where the rows would hold more than
+    ``n / ROW_SOURCES`` values (1 where that leaves one)."""
+    if n < PARTIALS_MIN:
+        return 1
+    return max(1, min(MAX_TASKS, n // PARTIAL_TASK, n // (ROW_SOURCES * max(dests, 1))))
 
 
 def _by_destination(xp: Any, dst: Any, dests: int) -> Any:
@@ -278,21 +354,62 @@ def _by_destination(xp: Any, dst: Any, dests: int) -> Any:
 
 
 def _partials(
-    base: list[str], tasks: int, arrays: tuple[Any, list[Any], list[Any]], caps: list[Any]
+    base: list[str],
+    tasks: int,
+    arrays: tuple[Any, list[Any], list[Any]],
+    caps: list[Any],
+    neutral: Any = None,
 ) -> None:
     """``compute_p``: each task folds its slice into its own row of partial results, in
     source order; the rows are folded into the outputs in task order (deterministic;
-    the bits of ``compute_s`` wherever the combine is exact, e.g. integer ``+``)."""
+    the bits of ``compute_s`` wherever the combine is exact, e.g. integer ``+``). The
+    rows start from ``neutral`` where the combine has one (``_neutral``), else each row
+    marks the values it holds. Each kernel runs on one thread or all, as its launches
+    measure (the split is the same)."""
     dst, xs, outs = arrays
     n, dests = int(dst.shape[0]), int(outs[0].shape[0])
-    src = "\n\n".join([*base, partials_kernels(len(xs), len(caps))])
-    module = compile_module("cpu-par", src, ["ol_comb", "cmb"], ["partials", "merge"], {})
-    rows = [np.empty((tasks, dests), o.dtype) for o in outs]
-    held = np.zeros((tasks, dests), np.uint8)
+    marked = neutral is None
+
+    def source(t: str) -> str:
+        return "\n\n".join([*base, partials_kernels(len(xs), len(caps), marked)])
+
+    key = ("partials", *base, len(xs), len(caps), marked)
+    module = cached_module("cpu-par", key, source, ["ol_comb", "cmb"], ["partials", "merge"])
+    if marked:
+        rows = [np.empty((tasks, dests), o.dtype) for o in outs]
+        held = [np.zeros((tasks, dests), np.uint8)]
+    else:
+        rows = [np.full((tasks, dests), neutral, o.dtype) for o in outs]
+        held = []
     per = -(-n // tasks)
     i64 = np.int64
-    module.kernels["partials"](i64(tasks), i64(per), i64(n), dst, *xs, *rows, held, *caps)
-    module.kernels["merge"](i64(dests), i64(tasks), *rows, held, *outs, *caps)
+    module.launch("partials", n, i64(tasks), i64(per), dst, *xs, *rows, *held, *caps)
+    blocks = -(-dests // MERGE_BLOCK)
+    module.launch("merge", tasks * dests, i64(blocks), i64(MERGE_BLOCK), i64(dests),
+                  i64(tasks), *rows, *held, *outs, *caps)  # fmt: skip
+
+
+_MODULES: dict[tuple[object, ...], Module] = {}
+_MODULES_LOCK = threading.Lock()
+
+
+def cached_module(
+    target: str,
+    key: tuple[object, ...],
+    source: Callable[[str], str],
+    helpers: list[str],
+    kernels: list[str],
+) -> Module:
+    """``compile_module(target, source(target), helpers, kernels)``, looked up by ``key``
+    (what the text is made from) so that a warm call does not rebuild the text."""
+    whole = (target, *key, *kernels)
+    with _MODULES_LOCK:
+        module = _MODULES.get(whole)
+    if module is None:
+        module = compile_module(target, source(target), helpers, kernels, {})
+        with _MODULES_LOCK:
+            module = _MODULES.setdefault(whole, module)
+    return module
 
 
 def permute(f: Callable[..., Any], defaults: Any, ix: Callable[..., Any], a: Any) -> Permute:

@@ -6,9 +6,11 @@ are busy with other work the slowest thread decides when the launch ends: a kern
 takes 0.6 ms on one thread measured 4 ms on two under load. So ``compute_p`` must never
 assume more threads are faster. ``ThreadChoice`` keeps, per kernel and per size class
 (powers of two of the element count), the measured time per element with one thread and
-with all of them, launches with the faster, and re-measures the other now and then: after
-``4, 8, 16, ... MAX_PERIOD`` launches while the choice holds (so a mode 5x slower costs at
-most 5/256 = 2% on average), sooner after it changed. The first guess, before anything is
+with all of them, launches with all threads only where they measure clearly faster (at
+most ``ALL_MARGIN`` of one thread's time; a launch's time counts at most ``TAIL`` times the
+running figure), and re-measures the other now and then: after ``4, 8, 16, ...
+MAX_PERIOD`` launches while the choice holds (so a mode 5x slower costs at most 5/256 = 2%
+on average), sooner after it changed. The first guess, before anything is
 measured, is one thread below ``SMALL_WORK`` elements (the crossover of a trivial kernel on
 a 2-core machine, ``benchmarks``: 16-64 k elements) and all threads above. While the
 machine is loaded (``ThreadChoice.loaded``: other processes keep every core busy) one
@@ -37,6 +39,17 @@ MAX_PERIOD = 256
 """Most launches between two measurements of the mode not chosen."""
 ALPHA = 0.3
 """Weight of a new measurement in the running time per element of the chosen mode."""
+TAIL = 1.5
+"""A launch of the chosen mode counts at most this many times its running time: one
+preempted launch (a loaded machine stops a thread for milliseconds) does not make the
+other mode look faster (with ``ALPHA``, it raises the running time by 15% at most, less
+than ``ALL_MARGIN`` asks of all threads); a lasting slowdown still shows within a few
+launches."""
+ALL_MARGIN = 0.8
+"""All threads are chosen only where they take at most this share of one thread's time:
+under contention their typical launch can be a little faster while their slow launches
+are much slower (10^4 elements of blackscholes beside two busy processes on 2 cores: a
+median of 0.112 ms against 0.121 on one thread, a mean of about 1 ms against 0.19)."""
 
 now = time.perf_counter
 
@@ -116,14 +129,15 @@ class ThreadChoice:
         if size is None or elements <= 0:
             return
         per = seconds / elements
-        if threads == size.chosen and threads in size.cost:
-            size.cost[threads] += ALPHA * (per - size.cost[threads])
+        chosen = size.cost.get(size.chosen)
+        if threads == size.chosen and chosen is not None:
+            size.cost[threads] += ALPHA * (min(per, TAIL * chosen) - chosen)
         else:
             size.cost[threads] = per  # the other mode: its old figure is stale
         one, many = size.cost.get(1), size.cost.get(self.max_threads)
         if one is None or many is None:
             return
-        best = 1 if one <= many else self.max_threads
+        best = self.max_threads if many <= ALL_MARGIN * one else 1
         if best != size.chosen:
             size.chosen, size.period = best, 4
         elif threads != size.chosen:
