@@ -77,6 +77,12 @@ GPU_CHUNK = 32
 ``cross_target``."""
 CPU_CHUNK = 8192
 """Elements per parallel task of ``compute_p``'s chunk tree (``deterministic``)."""
+CPU_SEQUENTIAL_BELOW = 1 << 20
+"""A row shorter than this is one chunk on ``compute_p`` too (``compute_s``'s scan and
+bits): the tree reads the row twice, so on two cores it only ties one pass, and a
+loaded machine made it lose (2-core VM, scanl1 (+) float32, compute_s / compute_p tree /
+one chunk: 1e5 0.148 / 0.241 / 0.133 ms; 1e6 under load 1.13 / 1.78 / 0.91 ms). From
+2^20 the tree is kept for machines with many cores."""
 
 Dt = np.dtype[Any]
 
@@ -86,7 +92,7 @@ def chunk_size(target: str, length: int, determinism: str) -> int:
     target kind and the mode only."""
     if target in GPU_TARGETS or determinism == "cross_target":
         return GPU_CHUNK
-    if target == "cpu-seq":
+    if target == "cpu-seq" or length < CPU_SEQUENTIAL_BELOW:
         return max(length, 1)
     return CPU_CHUNK
 

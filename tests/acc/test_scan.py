@@ -28,6 +28,22 @@ TARGETS = ["cpu-seq", "cpu-par"]
 shapes = st.lists(st.integers(0, 40), min_size=1, max_size=3).map(tuple)
 
 
+@pytest.fixture(autouse=True)
+def chunk_tree_on_compute_p(monkeypatch: pytest.MonkeyPatch) -> None:
+    """These tests' rows are short: without this, compute_p would scan them as one chunk
+    (``CPU_SEQUENTIAL_BELOW``) and its chunk tree would go untested."""
+    monkeypatch.setattr(S, "CPU_SEQUENTIAL_BELOW", 0)
+
+
+def test_short_rows_on_compute_p_are_compute_ss_scan(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(S, "CPU_SEQUENTIAL_BELOW", 1 << 20)
+    x = np.random.default_rng(4).standard_normal(200_000).astype(np.float32)
+    seq = np.asarray(compute(S.scanl1(add, x), "cpu-seq"))
+    assert np.asarray(compute(S.scanl1(add, x), "cpu-par")).tobytes() == seq.tobytes()
+    monkeypatch.setattr(S, "CPU_SEQUENTIAL_BELOW", 0)  # the tree: other float bits
+    assert np.asarray(compute(S.scanl1(add, x), "cpu-par")).tobytes() != seq.tobytes()
+
+
 def _forms(a: Any) -> dict[str, tuple[Any, list[np.ndarray[Any, Any]]]]:
     """Each scan form of ``add`` over ``a`` and its reference result."""
     n = a.shape[-1]
