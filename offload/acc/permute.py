@@ -48,8 +48,11 @@ import numpy as np
 
 from offload.acc.base import Collective, Context
 from offload.acc.combine import ScalarFunction, compile_combine, compile_index_function
+from offload.acc.skeletons import atomic_src as shared_atomics
 from offload.acc.skeletons.build import (
     GPU_TARGETS,
+    SIM_THREADS,
+    THREADS,
     Module,
     captured,
     compile_module,
@@ -288,6 +291,16 @@ def _combine(
         module.kernels["accumulate"](np.int64(n), dst, *xs, *outs, *caps)
         return
     native = _native_op(sf, dts[0], mode) if len(dts) == 1 else None
+    entries = int(outs[0].size)
+    if native is not None and shared_atomics.fits(dts[0], entries):
+        # a small result (a histogram): block-private copies in shared memory
+        cap = shared_atomics.capacity(entries)
+        src = shared_atomics.shared_atomic_kernel(native, dts[0], cap)
+        module = compile_module(target, src, [], ["atomic_shared"], {})
+        threads = SIM_THREADS if target == "gpu-sim" else THREADS
+        blocks = shared_atomics.blocks_for(n, threads)
+        module.launch("atomic_shared", n, np.int64(entries), dst, xs[0], outs[0], blocks=blocks)
+        return
     if native is not None:
         src = atomic_native_kernel(target, native)
         compile_module(target, src, [], ["atomic_native"], {}).launch(

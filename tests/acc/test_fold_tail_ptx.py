@@ -59,7 +59,7 @@ def test_the_privatised_histogram_uses_shared_then_global_atomics(op, dt) -> Non
     i = np.int64(0)
     dst = np.zeros(3, np.int64)
     x = np.zeros(3, dt)
-    ptx = kernel_ptx(src, [], "atomic_shared", [i, dst, x, np.zeros(256, dt)])
+    ptx = kernel_ptx(src, [], "atomic_shared", [i, i, dst, x, np.zeros(256, dt)])
     atoms = re.findall(r"\b(?:atom|red)\.(shared|global)\S*", ptx)
     assert "shared" in atoms and "global" in atoms
     assert "bar.sync" in ptx

@@ -32,7 +32,13 @@ MAX_BLOCKS = 1024
 
 def fits(dt: Dt, entries: int) -> bool:
     """Whether a result of ``entries`` elements of ``dt`` is privatised."""
-    return 0 < entries * dt.itemsize <= MAX_SHARED_BYTES
+    return 0 < capacity(entries) * dt.itemsize <= MAX_SHARED_BYTES
+
+
+def capacity(entries: int) -> int:
+    """The private copy's length: a power of two (one kernel serves every result length
+    up to it)."""
+    return 1 << max(0, entries - 1).bit_length()
 
 
 def blocks_for(items: int, threads: int) -> int:
@@ -50,21 +56,21 @@ def neutral_text(op: str, dt: Dt) -> str:
     return f"{ctor}({info.max if op == 'min' else info.min})"
 
 
-def shared_atomic_kernel(op: str, dt: Dt, entries: int) -> str:
-    """``atomic_shared(items, dst, x0, o0)``: sources ``x0[s]`` combined with
-    ``cuda.atomic.<op>`` into a block-private copy of ``entries`` results, folded into
-    ``o0`` at the end (entries still neutral are skipped). A grid-stride loop over the
-    sources; every thread reaches both ``syncthreads``."""
+def shared_atomic_kernel(op: str, dt: Dt, cap: int) -> str:
+    """``atomic_shared(items, D, dst, x0, o0)``: sources ``x0[s]`` combined with
+    ``cuda.atomic.<op>`` into a block-private copy of the ``D`` (at most ``cap``) results,
+    folded into ``o0`` at the end (entries still neutral are skipped). A grid-stride loop
+    over the sources; every thread reaches both ``syncthreads``."""
     z = neutral_text(op, dt)
     return (
         "\n".join(
             [
-                "def atomic_shared(items, dst, x0, o0):",
-                f"    sm = cuda.shared.array({entries}, np.{dt.name})",
+                "def atomic_shared(items, D, dst, x0, o0):",
+                f"    sm = cuda.shared.array({cap}, np.{dt.name})",
                 "    tid = np.int64(cuda.threadIdx.x)",
                 "    nt = np.int64(cuda.blockDim.x)",
                 "    j = tid",
-                f"    while j < {entries}:",
+                "    while j < D:",
                 f"        sm[j] = {z}",
                 "        j += nt",
                 "    cuda.syncthreads()",
@@ -77,7 +83,7 @@ def shared_atomic_kernel(op: str, dt: Dt, entries: int) -> str:
                 "        s += stride",
                 "    cuda.syncthreads()",
                 "    j = tid",
-                f"    while j < {entries}:",
+                "    while j < D:",
                 "        v = sm[j]",
                 f"        if v != {z}:",
                 f"            cuda.atomic.{op}(o0, j, v)",
