@@ -80,12 +80,17 @@ class CpuDiskCache:
         self._checked: Path | None = None
         """The ``cpu/`` folder that passed the trust checks (``None``: not yet, or failed)."""
         self._refused: set[Path] = set()
+        self._given: object = None
+        """The object last passed to ``use``."""
         self._lock = threading.Lock()
         self.hits = 0
         self.misses = 0
 
     def use(self, directory: str | os.PathLike[str] | None) -> None:
         """Cache under ``directory`` (``ol.config.cache_dir``); ``None`` turns it off."""
+        if directory is not None and directory is self._given:
+            return  # ol.config's own object again (every call): no path to parse
+        self._given = directory
         path = Path(directory) if directory is not None else None
         if path != self._directory:
             with self._lock:
