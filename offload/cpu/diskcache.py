@@ -17,7 +17,8 @@ user's and has exactly the expected text (otherwise it is rewritten). A director
 is not used: kernels compile in memory, as before, and one ``OffloadCacheWarning`` says why.
 The directory is bounded (``max_bytes``): past it, the least recently used kernels (by the
 newest mtime of their files; a load touches numba's index) are deleted with their numba
-files.
+files. The size is looked at on the first new kernel of a process and every
+``EVICT_EVERY`` after, each look one listing of each folder and a stat per file.
 """
 
 from __future__ import annotations
@@ -41,6 +42,9 @@ from offload.filecache import read_trusted, trusted_directory, untrusted_reason,
 
 SUBDIR = "cpu"
 DEFAULT_MAX_BYTES = 256 << 20
+EVICT_EVERY = 16
+"""Misses between two looks at the directory's size: the bound may be passed by at most
+this many new kernels meanwhile (a look stats every file of the cache)."""
 ORPHAN_AGE_S = 60.0
 
 
@@ -74,8 +78,11 @@ def kernel_key(source: str, options_key: str, backend: str) -> str:
 class CpuDiskCache:
     """Kernel functions defined from files in ``<directory>/cpu`` (see the module doc)."""
 
-    def __init__(self, max_bytes: int = DEFAULT_MAX_BYTES) -> None:
+    def __init__(self, max_bytes: int = DEFAULT_MAX_BYTES, evict_every: int = EVICT_EVERY) -> None:
         self.max_bytes = max_bytes
+        self.evict_every = evict_every
+        """Misses between two looks at the directory's size (the first miss looks)."""
+        self._misses_left = 0
         self._directory: Path | None = None
         self._checked: Path | None = None
         """The ``cpu/`` folder that passed the trust checks (``None``: not yet, or failed)."""
@@ -124,7 +131,10 @@ class CpuDiskCache:
             exec(compile(source, str(path), "exec"), module.__dict__)
             sys.modules[name_of_module] = module
         if fresh:
-            self._evict(folder, keep=path)
+            self._misses_left -= 1
+            if self._misses_left < 0:
+                self._misses_left = self.evict_every - 1
+                self._evict(folder, keep=path)
         fn: Callable[..., Any] = module.__dict__[name]
         return fn
 
@@ -160,13 +170,14 @@ class CpuDiskCache:
         )
 
     def _evict(self, folder: Path, keep: Path) -> None:
-        kernels = _kernels(folder)
+        numba = _numba_index(folder)
+        kernels = _kernels(folder, numba)
         total = sum(size for _, size, _ in kernels)
         for path, size, _ in sorted(kernels, key=lambda k: k[2]):
             if total <= self.max_bytes:
                 break
             if path != keep:
-                _remove_kernel(path)
+                _remove_kernel(path, numba.get(path.stem, []))
                 total -= size
 
 
@@ -199,27 +210,47 @@ def _numba_files(path: Path) -> list[Path]:
     return [pycache / n for n in names if n.startswith(prefix)]
 
 
-def _kernels(folder: Path) -> list[tuple[Path, int, float]]:
+def _numba_index(folder: Path) -> dict[str, list[Path]]:
+    """numba's files in ``folder``'s ``__pycache__``, by the stem of the kernel file they
+    belong to (one listing: a listing per kernel made a look at a cache of N kernels cost
+    N listings of 3N names -- seconds per compile with a few thousand kernels)."""
+    pycache = folder / "__pycache__"
+    try:
+        names = os.listdir(pycache)
+    except OSError:
+        return {}
+    out: dict[str, list[Path]] = {}
+    for n in names:
+        out.setdefault(n.split(".", 1)[0], []).append(pycache / n)
+    return out
+
+
+def _kernels(
+    folder: Path, numba: dict[str, list[Path]] | None = None
+) -> list[tuple[Path, int, float]]:
     """(kernel file, bytes with its numba files, mtime) per cached kernel in ``folder``."""
     out = []
     try:
         names = os.listdir(folder)
     except FileNotFoundError:
         return []
+    if numba is None:
+        numba = _numba_index(folder)
     for name in names:
         if not (name.startswith("k") and name.endswith(".py")):
             continue
         path = folder / name
         try:
-            stats = [path.stat(), *(f.stat() for f in _numba_files(path))]
+            stats = [path.stat(), *(f.stat() for f in numba.get(path.stem, []))]
         except OSError:
             continue  # removed meanwhile
         out.append((path, sum(st.st_size for st in stats), max(st.st_mtime for st in stats)))
     return out
 
 
-def _remove_kernel(path: Path) -> None:
-    for f in [path, *_numba_files(path)]:  # the source first: the entry stops being found
+def _remove_kernel(path: Path, numba: list[Path] | None = None) -> None:
+    files = _numba_files(path) if numba is None else numba
+    for f in [path, *files]:  # the source first: the entry stops being found
         with contextlib.suppress(OSError):
             f.unlink()
 
@@ -265,9 +296,10 @@ def cpu_cache_clear(directory: str | os.PathLike[str] | None) -> int:
     if directory is None:
         return 0
     folder = Path(directory) / SUBDIR
-    kernels = _kernels(folder)
+    numba = _numba_index(folder)
+    kernels = _kernels(folder, numba)
     for path, _, _ in kernels:
-        _remove_kernel(path)
+        _remove_kernel(path, numba.get(path.stem, []))
     for path in _orphans(folder):
         with contextlib.suppress(OSError):
             path.unlink()

@@ -123,7 +123,7 @@ def test_the_directory_is_bounded_by_evicting_the_least_recently_used(tmp_path):
 
     from offload.cpu.diskcache import CpuDiskCache, cpu_cache_info
 
-    cache = CpuDiskCache(max_bytes=650)  # three 208-byte kernels
+    cache = CpuDiskCache(max_bytes=650, evict_every=1)  # three 208-byte kernels
     cache.use(tmp_path)
     for k in range(5):
         src = f"def kernel():\n    return {k}\n" + "#" * 180 + "\n"
@@ -133,3 +133,39 @@ def test_the_directory_is_bounded_by_evicting_the_least_recently_used(tmp_path):
     assert left == [f"k{k:040d}.py" for k in (2, 3, 4)]
     assert cpu_cache_info(tmp_path)["cpu_entries"] == 3
     assert cache.misses == 5 and cache.hits == 0
+
+
+@pytest.mark.unit
+def test_a_look_at_the_cache_lists_each_folder_once(tmp_path, monkeypatch):
+    """Sizing the cache listed numba's ``__pycache__`` once per kernel: with the few
+    thousand kernels a test run leaves, 17 s per compiled kernel. One listing per folder,
+    and a look only every ``evict_every`` misses."""
+    import os
+
+    from offload.cpu import diskcache
+
+    folder = tmp_path / "cpu"
+    (folder / "__pycache__").mkdir(parents=True)
+    for k in range(50):
+        (folder / f"k{k:040d}.py").write_text("x = 1\n")
+        for ext in ("nbi", "0.nbc"):
+            (folder / "__pycache__" / f"k{k:040d}.kernel-1.py311.{ext}").write_bytes(b"1" * 10)
+    listed = []
+    real = os.listdir
+
+    def counting(path):
+        listed.append(str(path))
+        return real(path)
+
+    monkeypatch.setattr(diskcache.os, "listdir", counting)
+    kernels = diskcache._kernels(folder)
+    assert len(kernels) == 50 and all(size == 6 + 20 for _, size, _ in kernels)
+    assert len(listed) == 2
+
+    looks = []
+    cache = diskcache.CpuDiskCache(max_bytes=1 << 30, evict_every=4)
+    monkeypatch.setattr(cache, "_evict", lambda folder, keep: looks.append(keep))
+    cache.use(tmp_path)
+    for k in range(9):
+        cache.function(f"{k + 100:040d}", f"def kernel():\n    return {k}\n", "kernel")
+    assert len(looks) == 3  # misses 1, 5 and 9
