@@ -87,6 +87,8 @@ class CpuDiskCache:
         self._checked: Path | None = None
         """The ``cpu/`` folder that passed the trust checks (``None``: not yet, or failed)."""
         self._refused: set[Path] = set()
+        self._numba: dict[Path, dict[str, list[Path]]] = {}
+        """Per folder, numba's files by kernel stem (``_numba_files_of``)."""
         self._given: object = None
         """The object last passed to ``use``."""
         self._lock = threading.Lock()
@@ -116,7 +118,7 @@ class CpuDiskCache:
                 write_atomic(path, source)
                 self.misses += 1
             else:
-                _touch(path)  # LRU: a load makes the kernel young
+                _touch(self._numba_files_of(path))  # LRU: a load makes the kernel young
                 self.hits += 1
         except OSError as exc:
             self._refuse(folder, f"it is not writable ({exc})")
@@ -137,6 +139,14 @@ class CpuDiskCache:
                 self._evict(folder, keep=path)
         fn: Callable[..., Any] = module.__dict__[name]
         return fn
+
+    def _numba_files_of(self, path: Path) -> list[Path]:
+        """numba's files of the kernel file ``path``, from a listing of ``__pycache__``
+        made once per process (again where ``path``'s are missing from it: written since)."""
+        index = self._numba.get(path.parent)
+        if index is None or path.stem not in index:
+            index = self._numba[path.parent] = _numba_index(path.parent)
+        return index.get(path.stem, [])
 
     def _folder(self) -> Path | None:
         checked = self._checked
@@ -190,11 +200,11 @@ def _read_or_none(path: Path) -> str | None:
         return None  # untrusted or damaged: rewritten (write_atomic replaces the file)
 
 
-def _touch(path: Path) -> None:
+def _touch(files: list[Path]) -> None:
     """Mark a kernel used: its numba index files' mtime, not the source's (numba before 0.61
     took the source file's mtime as its freshness stamp: touching it would make every
     cached specialisation stale)."""
-    for f in _numba_files(path):
+    for f in files:
         if f.suffix == ".nbi":
             with contextlib.suppress(OSError):
                 os.utime(f)
