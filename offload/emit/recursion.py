@@ -7,7 +7,8 @@ Python 3.11+ keeps Python-to-Python calls off the C stack, so a higher limit cos
 frames only. The limit is process-wide and threads compile at once (Dask's threaded
 scheduler): while any thread holds room, the limit is the one found when the first
 entered plus the most room any holder asked for; when the last leaves, that first limit
-is put back (a change another caller made meanwhile is lost).
+is put back -- unless another caller (Hypothesis, a library) set the limit meanwhile:
+then it is theirs, and left as it is.
 """
 
 from __future__ import annotations
@@ -29,6 +30,8 @@ _HOLDERS: dict[int, int] = {}
 _BASE = [0]
 """The limit found when the first holder entered."""
 _TOKENS = itertools.count()
+_SET = [0]
+"""The limit this module set last."""
 
 
 @contextlib.contextmanager
@@ -39,13 +42,19 @@ def recursion_room(frames: int) -> Iterator[None]:
         if not _HOLDERS:
             _BASE[0] = sys.getrecursionlimit()
         _HOLDERS[token] = max(0, frames)
-        sys.setrecursionlimit(_BASE[0] + max(_HOLDERS.values()))
+        _set(_BASE[0] + max(_HOLDERS.values()))
     try:
         yield
     finally:
         with _LOCK:
             del _HOLDERS[token]
-            sys.setrecursionlimit(_BASE[0] + max(_HOLDERS.values(), default=0))
+            if sys.getrecursionlimit() == _SET[0]:  # else another caller set it since: theirs
+                _set(_BASE[0] + max(_HOLDERS.values(), default=0))
+
+
+def _set(limit: int) -> None:
+    sys.setrecursionlimit(limit)
+    _SET[0] = limit
 
 
 def compile_room(source: str) -> int:

@@ -50,3 +50,13 @@ def test_nested_room_in_one_thread() -> None:
             assert sys.getrecursionlimit() == before + 30
         assert sys.getrecursionlimit() == before + 10
     assert sys.getrecursionlimit() == before
+
+
+def test_a_limit_another_caller_set_meanwhile_is_left_to_them() -> None:
+    before = sys.getrecursionlimit()
+    try:
+        with recursion_room(10):
+            sys.setrecursionlimit(before + 777)  # e.g. Hypothesis entering its own context
+        assert sys.getrecursionlimit() == before + 777
+    finally:
+        sys.setrecursionlimit(before)

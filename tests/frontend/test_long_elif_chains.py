@@ -103,8 +103,23 @@ def _sum_of(terms: int) -> str:
     return " + ".join(["i"] * terms)
 
 
+@pytest.fixture
+def default_recursion_limit() -> Iterator[None]:
+    """Python's default recursion limit for the test (another test's thread holding
+    ``recursion_room`` or a library may have raised it meanwhile: the deep expressions
+    below are deep only against 1000 frames)."""
+    before = sys.getrecursionlimit()
+    sys.setrecursionlimit(1000)
+    try:
+        yield
+    finally:
+        sys.setrecursionlimit(before)
+
+
 @pytest.mark.unit
-def test_an_expression_too_deep_to_lower_is_an_error_at_its_statement(tmp_path):
+def test_an_expression_too_deep_to_lower_is_an_error_at_its_statement(
+    tmp_path, default_recursion_limit
+):
     text = f"def f(i):\n    y = i\n    return {_sum_of(900)}\n"
     f = _module(tmp_path, "deep_expr", text).f
     with pytest.raises(ol.UnsupportedSyntax, match="nested too deeply") as info:
@@ -115,7 +130,7 @@ def test_an_expression_too_deep_to_lower_is_an_error_at_its_statement(tmp_path):
 
 
 @pytest.mark.unit
-def test_a_lambda_too_deep_to_lower_is_an_error_at_the_lambda(tmp_path):
+def test_a_lambda_too_deep_to_lower_is_an_error_at_the_lambda(tmp_path, default_recursion_limit):
     f = _module(tmp_path, "deep_lambda", f"f = lambda i: {_sum_of(900)}\n").f
     with pytest.raises(ol.UnsupportedSyntax, match="nested too deeply") as info:
         check_and_lower(f, 1)
