@@ -84,12 +84,15 @@ def finish(
     """``fold``'s result from the ``partials`` of its stages so far (arrays of shape
     (*rows, p)) and the stages after them (``rest``, not empty), in one launch; ``None``
     where a row of partials is longer than the tail holds in shared memory (the caller
-    runs another stage first) or the partials' type would change (``keeps_type``).
+    runs another stage first), a component is a bool, or the partials' type would change
+    (``keeps_type``).
     ``has_z``: ``fold`` has a neutral element (not ``fold1``)."""
     target = target_of(ctx)
     parts = components(partials)
     dts = tuple(np.dtype(x.dtype) for x in parts)
     *lead, p0 = parts[0].shape
+    if any(dt.kind == "b" for dt in dts):
+        return None  # (shared memory does not hold bools here, as in the scan's tiles)
     if p0 > shared_values(sum(dt.itemsize for dt in dts)) or not keeps_type(fold, dts):
         return None
     rows = math.prod(lead)

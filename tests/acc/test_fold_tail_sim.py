@@ -124,3 +124,13 @@ def test_rows_too_long_for_shared_memory_take_more_element_stages_first(tails, m
     monkeypatch.setattr(fold_src, "SHARED_BYTES", 1024)
     x = np.random.default_rng(11).standard_normal(4097).astype(np.float32)
     check(ol.fold_all(add, 0.0, x), tails, tried=3)
+
+
+def test_a_fold_of_bools_keeps_its_element_stages(tails):
+    def either(a, b):
+        return a or b
+
+    x = np.zeros(TWO_STAGES * 2, np.bool_)
+    x[-3] = True
+    got = ol.compute_g(ol.fold_all(either, False, x))
+    assert bool(got) is True and not any(tails)
