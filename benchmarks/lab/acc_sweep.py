@@ -13,21 +13,11 @@ import importlib
 import statistics
 from typing import Any
 
-from benchmarks.lab.acc_trace import MODULES, on_device
+from benchmarks.lab.acc_trace import MODULES, event_times, on_device
 
 
 def timed(cp: Any, call: Any, repeat: int = 15) -> float:
-    call()
-    cp.cuda.Device().synchronize()
-    times = []
-    for _ in range(repeat):
-        start, stop = cp.cuda.Event(), cp.cuda.Event()
-        start.record()
-        call()
-        stop.record()
-        stop.synchronize()
-        times.append(cp.cuda.get_elapsed_time(start, stop) * 1e3)
-    return statistics.median(times)
+    return statistics.median(event_times(cp, call, repeat))
 
 
 def main() -> None:

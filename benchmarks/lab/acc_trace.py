@@ -76,6 +76,21 @@ def traced(cp: Any, log: list[dict[str, Any]]) -> Iterator[None]:
         launch.GPUKernel.launch = real_kernel  # type: ignore[method-assign]
 
 
+def event_times(cp: Any, call: Any, repeat: int) -> list[float]:
+    """Microseconds of ``repeat`` warm calls of ``call`` (CUDA events; one call first)."""
+    call()
+    cp.cuda.Device().synchronize()
+    times = []
+    for _ in range(repeat):
+        start, stop = cp.cuda.Event(), cp.cuda.Event()
+        start.record()
+        call()
+        stop.record()
+        stop.synchronize()
+        times.append(cp.cuda.get_elapsed_time(start, stop) * 1e3)
+    return times
+
+
 def on_device(cp: Any, inputs: dict[str, Any]) -> dict[str, Any]:
     import numpy as np
 
@@ -105,16 +120,7 @@ def main() -> None:
         def call(bound: Any = bound) -> Any:
             return bound.run(ol.compute_g)
 
-        call()
-        cp.cuda.Device().synchronize()
-        times = []
-        for _ in range(args.repeat):
-            start, stop = cp.cuda.Event(), cp.cuda.Event()
-            start.record()
-            call()
-            stop.record()
-            stop.synchronize()
-            times.append(cp.cuda.get_elapsed_time(start, stop) * 1e3)
+        times = event_times(cp, call, args.repeat)
         log: list[dict[str, Any]] = []
         with traced(cp, log):
             call()

@@ -12,7 +12,6 @@ kernel, as before.
 from __future__ import annotations
 
 import math
-import threading
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any
@@ -27,6 +26,7 @@ from offload.acc.skeletons.build import (
     GPU_TARGETS,
     MAX_BLOCKS,
     Module,
+    Remembered,
     captured,
     compile_module,
     working,
@@ -45,8 +45,8 @@ from offload.acc.values import from_items, items_key
 
 Dt = np.dtype[Any]
 
-_KEEPS_TYPE: dict[tuple[object, ...], bool] = {}
-_LOCK = threading.Lock()
+_KEEPS_TYPE = Remembered(1024)
+"""``keeps_type``'s answers."""
 
 
 def applies(ctx: Context, rest: Sequence[Stage]) -> bool:
@@ -63,18 +63,13 @@ def keeps_type(fold: Any, dts: tuple[Dt, ...]) -> bool:
     z = fold.z
     zkey = (items_key(z), repr(from_items(z)), type(z).__name__)
     key = (f.__code__, _closure_key(f), tuple(d.str for d in dts), zkey)
-    with _LOCK:
-        hit = _KEEPS_TYPE.get(key)
-    if hit is not None:
-        return hit
-    leaves = tuple(np.empty((1,), d) for d in dts)
-    probe = replace(fold, a=as_arrays_source(leaves[0] if len(leaves) == 1 else leaves), n=1)
-    got = tuple(np.dtype(d) for d in probe.dtypes)
-    ok = got == dts
-    with _LOCK:
-        if len(_KEEPS_TYPE) > 1024:
-            _KEEPS_TYPE.clear()
-        _KEEPS_TYPE[key] = ok
+
+    def probe() -> bool:
+        leaves = tuple(np.empty((1,), d) for d in dts)
+        one = replace(fold, a=as_arrays_source(leaves[0] if len(leaves) == 1 else leaves), n=1)
+        return tuple(np.dtype(d) for d in one.dtypes) == dts
+
+    ok: bool = _KEEPS_TYPE.get(key, probe)
     return ok
 
 
@@ -119,48 +114,40 @@ def finish(
     return pack([o.reshape(tuple(lead)) for o in outs])
 
 
-MEMO = 256
-"""Modules and level tables remembered (each table cleared when full)."""
-_MODULES: dict[tuple[object, ...], tuple[ScalarFunction, Module]] = {}
-_LEVELS: dict[tuple[object, ...], tuple[int, int, list[Any]]] = {}
+_MODULES = Remembered()
+"""Compiled tail modules (``_module``)."""
+_LEVELS = Remembered()
+"""Level tables on the device (``_levels``)."""
 
 
 def _module(  # noqa: PLR0917  (what the module's text depends on)
     target: str, sf: ScalarFunction, dts: tuple[Dt, ...], n_caps: int, has_z: bool, strided: bool
 ) -> Module:
     """The compiled tail module, remembered: a warm call makes no source text."""
+
+    def make() -> Module:
+        src = "\n\n".join(
+            [
+                sf.source(gpu=target in GPU_TARGETS),
+                combine_wrapper("ol_comb", dts, n_caps, flip=False, segmented=False),
+                fold_tail_kernel(dts, n_caps, has_z=has_z, strided=strided),
+            ]
+        )
+        return compile_module(target, src, ["ol_comb", "cmb"], ["fold_tail"], {})
+
     key = (target, id(sf), dts, n_caps, has_z, strided)
-    with _LOCK:
-        hit = _MODULES.get(key)
-    if hit is not None and hit[0] is sf:
-        return hit[1]
-    src = "\n\n".join(
-        [
-            sf.source(gpu=target in GPU_TARGETS),
-            combine_wrapper("ol_comb", dts, n_caps, flip=False, segmented=False),
-            fold_tail_kernel(dts, n_caps, has_z=has_z, strided=strided),
-        ]
-    )
-    module = compile_module(target, src, ["ol_comb", "cmb"], ["fold_tail"], {})
-    with _LOCK:
-        if len(_MODULES) >= MEMO:
-            _MODULES.clear()
-        _MODULES[key] = (sf, module)  # (holds sf: its id stays unique)
+    module: Module = _MODULES.get(key, make, keep=sf)
     return module
 
 
 def _levels(target: str, rest: tuple[Stage, ...]) -> tuple[int, int, list[Any]]:
     """(stages, final length, [ns, ps, cs] as arrays of the target), remembered: a warm
     call copies nothing to the device."""
-    key = (target, rest)
-    hit = _LEVELS.get(key)
-    if hit is not None:
-        return hit
-    ns, ps, cs = [st.n for st in rest], [st.p for st in rest], [st.c for st in rest]
-    xp = xp_for(target)
-    made = (len(rest), ps[-1], [xp.asarray(np.array(v, np.int64)) for v in (ns, ps, cs)])
-    with _LOCK:
-        if len(_LEVELS) >= MEMO:
-            _LEVELS.clear()
-        _LEVELS[key] = made
+
+    def make() -> tuple[int, int, list[Any]]:
+        xp = xp_for(target)
+        tables = ([st.n for st in rest], [st.p for st in rest], [st.c for st in rest])
+        return (len(rest), rest[-1].p, [xp.asarray(np.array(v, np.int64)) for v in tables])
+
+    made: tuple[int, int, list[Any]] = _LEVELS.get((target, rest), make)
     return made

@@ -31,7 +31,6 @@ chunk tree the CPU uses:
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -45,6 +44,7 @@ from offload.acc.skeletons.build import (
     SIM_THREADS,
     THREADS,
     Module,
+    Remembered,
     captured,
     cdiv,
     compile_module,
@@ -201,10 +201,10 @@ class Scan(Collective):
         return seg_job.run([flags, *vs], [np.uint8(0), *zs], 0, rows, length)[1:]
 
 
-MODULE_MEMO = 256
-"""Compiled scan modules ``ScanJob.module`` remembers (the oldest dropped first)."""
-_MODULES: dict[tuple[object, ...], tuple[ScalarFunction, Module]] = {}
-_MODULES_LOCK = threading.Lock()
+_MODULES = Remembered()
+"""Compiled scan modules (``ScanJob.module``)."""
+_TAIL_LEVELS = Remembered()
+"""The tail kernel's level tables (``_tail_levels``)."""
 
 
 @dataclass(frozen=True)
@@ -241,21 +241,16 @@ class ScanJob:
         key = (
             self.target, id(self.combine), self.dts, len(self.caps), self.right, self.segmented, tb
         )  # fmt: skip
-        with _MODULES_LOCK:
-            hit = _MODULES.get(key)
-        if hit is not None and hit[0] is self.combine:
-            return hit[1]
+        module: Module = _MODULES.get(key, lambda: self._compile(tb), keep=self.combine)
+        return module
+
+    def _compile(self, tb: int | None) -> Module:
         src = self.source(tb)
         kernels = ["totals", "rescan"]
         if self.target in GPU_TARGETS:
             src += "\n\n" + tail_kernel(len(self.dts), len(self.caps), GPU_CHUNK) + "\n"
             kernels.append("tail")
-        module = compile_module(self.target, src, ["ol_comb", "cmb"], kernels, {}, threads=tb)
-        with _MODULES_LOCK:
-            _MODULES[key] = (self.combine, module)  # (holds the combine: its id stays unique)
-            while len(_MODULES) > MODULE_MEMO:
-                del _MODULES[next(iter(_MODULES))]
-        return module
+        return compile_module(self.target, src, ["ol_comb", "cmb"], kernels, {}, threads=tb)
 
     def staged_threads(self) -> int | None:
         """The block size of the GPU's shared-memory kernels for these components, or
@@ -320,27 +315,22 @@ class ScanJob:
         module.launch("tail", rows * length, *head, *xs, *outs, *st, *sc, *self.caps, blocks=1)
 
 
-_TAIL_LEVELS: dict[tuple[str, int, int, int], tuple[int, int, Any, Any]] = {}
-
-
 def _tail_levels(target: str, rows: int, length: int, chunk: int) -> tuple[int, int, Any, Any]:
     """The tail kernel's tree for ``rows`` rows of ``length``: (levels, scratch elements,
     level lengths, level offsets), the last two as arrays of the target -- kept, so that a
     warm call copies nothing to the device (a few hundred entries at most: lengths up to
     ``TAIL_MAX``)."""
-    key = (target, rows, length, chunk)
-    hit = _TAIL_LEVELS.get(key)
-    if hit is not None:
-        return hit
-    lens = [length]
-    while lens[-1] > chunk:
-        lens.append(cdiv(lens[-1], chunk))
-    offs = np.concatenate([[0], np.cumsum([rows * n for n in lens])]).astype(np.int64)
-    xp = xp_for(target)
-    made = (len(lens), int(offs[-1]), xp.asarray(np.array(lens, np.int64)), xp.asarray(offs[:-1]))
-    if len(_TAIL_LEVELS) >= MODULE_MEMO:
-        _TAIL_LEVELS.clear()
-    _TAIL_LEVELS[key] = made
+
+    def make() -> tuple[int, int, Any, Any]:
+        lens = [length]
+        while lens[-1] > chunk:
+            lens.append(cdiv(lens[-1], chunk))
+        offs = np.concatenate([[0], np.cumsum([rows * n for n in lens])]).astype(np.int64)
+        xp = xp_for(target)
+        lens_a = xp.asarray(np.array(lens, np.int64))
+        return (len(lens), int(offs[-1]), lens_a, xp.asarray(offs[:-1]))
+
+    made: tuple[int, int, Any, Any] = _TAIL_LEVELS.get((target, rows, length, chunk), make)
     return made
 
 

@@ -37,3 +37,15 @@ def _gpu_reason() -> str | None:
 
 _GPU_REASON = _gpu_reason()
 needs_gpu = pytest.mark.skipif(_GPU_REASON is not None, reason=_GPU_REASON or "")
+
+
+def cross_target_s(node: object) -> object:
+    """``compute_s(node)`` under ``cross_target``: the tree every target shares."""
+    import offload as ol
+
+    saved = ol.config.determinism
+    ol.config.determinism = "cross_target"
+    try:
+        return ol.compute_s(node)  # type: ignore[call-overload]
+    finally:
+        ol.config.determinism = saved

@@ -18,6 +18,7 @@ import offload as ol
 from offload.acc import fold_tail
 from offload.acc.plan import FINAL, WIDE_CHUNK
 from tests.acc.fold_reference import interpret, same_bits
+from tests.acc.sim_lane import cross_target_s
 
 pytestmark = [
     pytest.mark.sim,
@@ -58,15 +59,6 @@ def tails(monkeypatch):
 
     monkeypatch.setattr(fold_tail, "finish", spy)
     return calls
-
-
-def cross_target_s(node):
-    saved = ol.config.determinism
-    ol.config.determinism = "cross_target"
-    try:
-        return ol.compute_s(node)
-    finally:
-        ol.config.determinism = saved
 
 
 def check(node, tails, tried=1):

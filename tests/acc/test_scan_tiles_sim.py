@@ -16,6 +16,7 @@ import pytest
 import offload as ol
 from offload.acc.scan import GPU_CHUNK, scanl, scanl1, scanr1
 from offload.acc.skeletons.build import SIM_THREADS
+from tests.acc.sim_lane import cross_target_s
 
 pytestmark = [
     pytest.mark.sim,
@@ -31,15 +32,6 @@ TILE = SIM_THREADS * GPU_CHUNK
 
 def add(a, b):
     return a + b
-
-
-def cross_target_s(node):
-    saved = ol.config.determinism
-    ol.config.determinism = "cross_target"
-    try:
-        return ol.compute_s(node)
-    finally:
-        ol.config.determinism = saved
 
 
 @pytest.mark.parametrize("n", [3 * TILE, 3 * TILE + 5, TILE - 1])

@@ -23,7 +23,7 @@ import math
 import threading
 import types
 import warnings
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -134,6 +134,31 @@ class Module:
 
 _CACHE: dict[tuple[str, str], Module] = {}
 _LOCK = threading.Lock()
+
+
+class Remembered:
+    """Values made once per key -- a skeleton's compiled module, a tree's level tables on
+    the device -- so that a warm call makes no source text and copies nothing. A key may
+    hold an object's ``id`` (a combine's ``ScalarFunction``): pass the object as ``keep``
+    and it is held with the value, so the id stays unique. At most ``most`` values (all
+    dropped when full)."""
+
+    def __init__(self, most: int = 256) -> None:
+        self.most = most
+        self._values: dict[tuple[object, ...], tuple[object, Any]] = {}
+        self._lock = threading.Lock()
+
+    def get(self, key: tuple[object, ...], make: Callable[[], Any], keep: object = None) -> Any:
+        with self._lock:
+            hit = self._values.get(key)
+        if hit is not None and hit[0] is keep:
+            return hit[1]
+        value = make()
+        with self._lock:
+            if len(self._values) >= self.most:
+                self._values.clear()
+            self._values[key] = (keep, value)
+        return value
 
 
 def compile_module(
