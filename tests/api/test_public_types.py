@@ -135,7 +135,7 @@ def mypy_errors(tmp_path_factory: pytest.TempPathFactory) -> dict[int, list[str]
 
 
 @pytest.mark.parametrize(
-    ("index", "line"), enumerate(line for _, line in ACCEPTED), ids=[c for c, _ in ACCEPTED]
+    ("index", "line"), list(enumerate(line for _, line in ACCEPTED)), ids=[c for c, _ in ACCEPTED]
 )
 def test_call_type_checks_with_the_expected_result_type(
     mypy_errors: dict[int, list[str]], index: int, line: str
