@@ -10,9 +10,8 @@ from typing import Any, SupportsIndex, TypeAlias, TypeVar, overload
 import numpy as np
 from numpy.typing import DTypeLike, NDArray
 
-from offload import driver, stream
+from offload import driver, replay, stream
 from offload.acc.base import Context
-from offload.acc.graph import compute as compute_graph
 from offload.acc.graph import needs_scheduler
 from offload.config import config
 from offload.delayed import Delayed
@@ -52,7 +51,7 @@ def _call(target: Target, shape_or_delayed: Any, fn: Any, dtype: Any, out: Any) 
     if fn is None and needs_scheduler(shape_or_delayed):
         # A tree holding collectives (or shared work): computed stage by stage.
         ctx = Context(target.resolve(options), options, config.determinism, run=driver.run)
-        return compute_graph(ctx, shape_or_delayed, dtype, out)
+        return replay.compute(ctx, shape_or_delayed, dtype, out)
     stamp, backend = target.state
     if stamp is not options:
         backend = target.resolve(options)

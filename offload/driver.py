@@ -26,6 +26,7 @@ from typing import Any
 
 import numpy as np
 
+from offload.acc.base import Recorder
 from offload.backend import Backend
 from offload.config import config
 from offload.frontend.captures import array_dtype
@@ -70,6 +71,9 @@ class Entry:
     guard). A frozen host array and a CuPy array share a capture type key (one kernel serves
     both), but a reader tests each value's exact type, so the key alone would hand one the
     other's reader, which fails on every call (the full path every time)."""
+    plans: dict[Any, Any] = field(default_factory=dict)
+    """A delayed tree's recorded schedules, by what its captured values look like (the
+    replay lane: ``offload.replay``)."""
 
 
 def _new_entry(lowered: Lowered, rank: int) -> Entry:
@@ -144,12 +148,17 @@ def run(  # noqa: PLR0917  (the public call's arguments, passed through)
     dtype: Any = None,
     out: Any = None,
     options: CompileOptions | None = None,
+    *,
+    record: Recorder | None = None,
 ) -> Any:
     """Compute ``target`` over ``shape`` on ``backend``; returns an array or tuple of arrays.
 
-    ``options``: the compile options (default: ``config.compile_options()``)."""
+    ``options``: the compile options (default: ``config.compile_options()``); ``record``:
+    told the kernel's launch as a step (the replay lane, ``offload.replay``)."""
     if options is None:
         options = config.compile_options()
+    if record is not None:
+        return _run(backend, target, shape, dtype, out, options, record)
     if type(target) is _FUNCTION:
         # The warm lane: the same code (a memo holds its code, so no other live object
         # has its id), globals, backend, options and rank as the memo's call, values of
@@ -219,6 +228,7 @@ def _run(  # noqa: PLR0917
     dtype: Any,
     out: Any,
     options: CompileOptions,
+    record: Recorder | None = None,
 ) -> Any:
     """``run`` by the full path: entry lookup, argument checks, specialisation lookup."""
     entry = _entry(backend, target, len(shape))
@@ -266,7 +276,35 @@ def _run(  # noqa: PLR0917
             if o is not t:
                 _copy_into(o, t)
         return out
-    return outs[0] if len(outs) == 1 else tuple(outs)
+    result = outs[0] if len(outs) == 1 else tuple(outs)
+    if record is not None:
+        if dtype is not None or any(c.value is not None for c in compiled.ir.captures):
+            record.refuse("the kernel was specialised on this call's dtype= or array contents")
+        else:
+            record.step(Launch(backend, compiled, shape), values, result)
+    return result
+
+
+@dataclass(frozen=True)
+class Launch:
+    """One specialisation's kernel run over ``shape`` for captured values of the types it
+    was compiled for, into fresh results (a step of the replay lane: ``offload.replay``)."""
+
+    backend: Backend
+    compiled: Compiled
+    shape: tuple[int, ...]
+
+    def __call__(self, *values: Any) -> Any:
+        outs = self.backend.allocate(self.shape, self.compiled.dtypes)
+        if 0 not in self.shape:
+            self.compiled.kernel.launch(self.shape, outs, self.backend.prepare_captures(values))
+        return outs[0] if len(outs) == 1 else tuple(outs)
+
+
+def tree_entry(backend: Backend, root: Any) -> Entry:
+    """The entry of a delayed tree ``root`` (checked and lowered on first use): its
+    ``fetch`` reads every value the tree captures (the replay lane's inputs)."""
+    return _entry(backend, root, len(root.shape))
 
 
 def _specialisation(  # noqa: PLR0917  (the full path's state, passed without a bag)

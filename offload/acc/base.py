@@ -16,9 +16,9 @@ Two kinds of node live on the delayed-array graph:
 from __future__ import annotations
 
 import abc
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar, Protocol
 
 import numpy as np
 
@@ -28,6 +28,19 @@ from offload.diagnostics import OffloadError
 from offload.frontend.nodes import ElementLowering, Index, NodePath
 from offload.frontend.values import Val
 from offload.options import CompileOptions
+
+
+class Recorder(Protocol):
+    """What a call that may be replayed (``offload.replay``) is told of its device work.
+
+    ``step``: ``fn(*inputs)`` returned ``result`` (an array or a tuple of arrays); ``fn``
+    does the same work for other inputs of the same kinds, touching nothing else, so a
+    later call of the same tree may run the recorded steps alone. ``refuse``: this call's
+    work cannot be replayed (``why`` says what)."""
+
+    def step(self, fn: Callable[..., Any], inputs: Sequence[Any], result: Any) -> None: ...
+
+    def refuse(self, why: str) -> None: ...
 
 
 @dataclass(frozen=True)
@@ -46,6 +59,9 @@ class Context:
     """The driver's ``run(backend, target, shape, dtype, out, options)``, handed in by the
     top (``api``, ``explain``): the collectives sit below the driver's callers and do not
     import it."""
+    record: Recorder | None = None
+    """Where each kernel's work is recorded for the replay lane (``offload.replay``), or
+    ``None``."""
 
     def compute(self, node: Delayed, what: str = "") -> Any:
         """``node`` (an element tree holding no collective: the scheduler replaced them by
@@ -53,9 +69,15 @@ class Context:
         as ``compute_*`` computes it: one fused kernel."""
         if self.trace is not None:
             self.trace.append((what or type(node).__name__, node))
+        return self.run_tree(node, tuple(node.shape), None, None)
+
+    def run_tree(self, tree: Delayed, shape: tuple[int, ...], dtype: Any, out: Any) -> Any:
+        """The driver's ``run`` of ``tree`` (told to ``record`` where one is set)."""
         if self.run is None:
             raise OffloadError("internal: this collective context has no driver to run kernels")
-        return self.run(self.backend, node, tuple(node.shape), None, None, self.options)
+        if self.record is not None:
+            return self.run(self.backend, tree, shape, dtype, out, self.options, record=self.record)
+        return self.run(self.backend, tree, shape, dtype, out, self.options)
 
 
 class Scheduled(Delayed):
@@ -63,6 +85,11 @@ class Scheduled(Delayed):
     rewritten (``expand``: a long fold into the stages of its reduction tree) and it may
     ask for some sources as arrays (``materialised_sources``: a stencil reads each element
     of its source many times, so a source that is not trivial is computed first)."""
+
+    replayable: ClassVar[bool] = False
+    """Whether ``expand`` does its device work only through ``Context.compute`` and steps
+    it tells ``Context.record`` (the replay lane may then run a later call of the same
+    tree from the recorded steps: ``offload.replay``)."""
 
     def expand(self, ctx: Context) -> object | None:
         """A replacement of this node (its sources already scheduled) for ``ctx``'s target:

@@ -70,6 +70,8 @@ def _fold_loop(  # noqa: PLR0917  (the loop's parts, from the node that owns it)
 class Fold(Scheduled):
     """``a`` reduced along its innermost axis with ``f`` from ``z`` (``NO_Z``: ``fold1``)."""
 
+    replayable = True
+
     f: Callable[..., Any]
     z: object
     """The neutral element as held (``values.to_items``), or ``NO_Z``."""
@@ -219,6 +221,8 @@ def _lanes_loop(  # noqa: PLR0917  (the loop's parts, from the node that owns it
 class FoldSeg(Scheduled):
     """``a`` reduced along its innermost axis in segments: element ``(*row, s)`` folds
     ``a[*row, offsets[s]:offsets[s + 1]]`` from ``z``."""
+
+    replayable = True
 
     f: Callable[..., Any]
     z: object

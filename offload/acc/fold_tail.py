@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -91,27 +91,64 @@ def finish(
     if p0 > shared_values(sum(dt.itemsize for dt in dts)) or not keeps_type(fold, dts):
         return None
     rows = math.prod(lead)
-    xs = [working(target, x, ctx.backend).reshape(rows, p0) for x in parts]
     sf = combine_for(fold.f, dts, "fold's combine function")
     caps = captured(target, sf.captures(), ctx.backend)
     zs = neutral(from_items(fold.z), dts, "fold") if has_z else []
     nlev, nf, levels = _levels(target, tuple(rest))
-    outs = [xp_for(target).empty(rows, dt) for dt in dts]
     module = _module(target, sf, dts, len(caps), has_z, rest[0].strided)
     if ctx.trace is not None:
         ctx.trace.append((f"fold tail: {rows} row(s), {nlev} stage(s) and the final fold", None))
     i64 = np.int64
-    module.launch(
-        "fold_tail",
-        rows,
-        *(i64(rows), i64(nlev), i64(nf), *levels),
-        *xs,
-        *zs,
-        *outs,
-        *caps,
-        blocks=min(rows, MAX_BLOCKS),
+    tail = _Tail(
+        target,
+        ctx.backend,
+        module,
+        (i64(rows), i64(nlev), i64(nf), *levels),
+        tuple(zs),
+        tuple(caps),
+        dts,
+        tuple(lead),
     )
-    return pack([o.reshape(tuple(lead)) for o in outs])
+    result = tail(*parts)
+    if ctx.record is not None:
+        if caps:  # (read at this call: a later call may capture other values)
+            ctx.record.refuse("the fold's combine function captures values")
+        else:
+            ctx.record.step(tail, parts, result)
+    return result
+
+
+@dataclass(frozen=True)
+class _Tail:
+    """The tail's launch for given partials: all else is fixed by the sizes, the dtypes
+    and the combine (a step the replay lane may repeat: ``Context.record``)."""
+
+    target: str
+    backend: Any
+    module: Module
+    head: tuple[Any, ...]
+    """rows, stages, final length and the level tables."""
+    zs: tuple[Any, ...]
+    caps: tuple[Any, ...]
+    dts: tuple[Dt, ...]
+    lead: tuple[int, ...]
+
+    def __call__(self, *parts: Any) -> Any:
+        rows = math.prod(self.lead)
+        p0 = parts[0].shape[-1]
+        xs = [working(self.target, x, self.backend).reshape(rows, p0) for x in parts]
+        outs = [xp_for(self.target).empty(rows, dt) for dt in self.dts]
+        self.module.launch(
+            "fold_tail",
+            rows,
+            *self.head,
+            *xs,
+            *self.zs,
+            *outs,
+            *self.caps,
+            blocks=min(rows, MAX_BLOCKS),
+        )
+        return pack([o.reshape(self.lead) for o in outs])
 
 
 _MODULES = Remembered()

@@ -234,5 +234,4 @@ def compute(
         if dtype is None and out is None:
             return tree
         tree = Leaf(tree)
-    assert ctx.run is not None
-    return ctx.run(ctx.backend, tree, tuple(tree.shape), dtype, out, ctx.options)
+    return ctx.run_tree(tree, tuple(tree.shape), dtype, out)

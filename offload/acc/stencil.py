@@ -140,6 +140,8 @@ class _Around(ArrayNode):
 class Stencil(Scheduled):
     """``fn(get)`` at every element of ``a`` (module docstring)."""
 
+    replayable = True
+
     fn: Callable[..., Any]
     a: Any
     boundary: object

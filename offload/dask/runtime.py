@@ -20,9 +20,8 @@ from typing import Any, Protocol, TypeVar
 
 import numpy as np
 
-from offload import driver
+from offload import driver, replay
 from offload.acc.base import Context
-from offload.acc.graph import compute as compute_graph
 from offload.acc.nodes import as_source
 from offload.backend import Backend
 from offload.config import config
@@ -93,7 +92,7 @@ class Runner:
         ``compute_*(node, dtype=dtype)`` computes it, as a tuple of arrays (one per
         component of its result)."""
         ctx = Context(self.resolve(), self.options, self.determinism, run=driver.run)
-        out = compute_graph(ctx, node, dtype, None)
+        out = replay.compute(ctx, node, dtype, None)
         return tuple(out) if isinstance(out, tuple | list) else (out,)
 
     def meta(self, rank: int, dtype: Any) -> Any:

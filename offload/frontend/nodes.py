@@ -11,6 +11,7 @@ functions).
 from __future__ import annotations
 
 import abc
+import types
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -110,15 +111,50 @@ class ArrayNode(abc.ABC):
 
 def delayed_key(target: object) -> tuple[object, ...]:
     """A structural key: equal for two separately built but identical trees (same
-    functions, same leaf array dtypes and ranks), so that a driver can reuse a lowering."""
-    if isinstance(target, ArrayNode):
-        return (
-            type(target).__name__,
-            *(f.fn for f in target.functions()),
-            *target.static_key(),
-            *(delayed_key(source) for _, source in target.sources()),
-        )
-    return capture_kind(target)
+    functions, same leaf array dtypes and ranks), so that a driver can reuse a lowering.
+    (Computed on every warm call of a tree: node types are tested through ``_IS_NODE``,
+    as an ``isinstance`` test against the ABC costs about a microsecond.)"""
+    t = type(target)
+    node = _IS_NODE.get(t)
+    if node is None:
+        node = _IS_NODE[t] = issubclass(t, ArrayNode)
+    if not node:
+        return capture_kind(target)
+    n: Any = target
+    return (
+        t.__name__,
+        *[function_key(f.fn) for f in n.functions()],
+        *n.static_key(),
+        *[delayed_key(source) for _, source in n.sources()],
+    )
+
+
+_IS_NODE: dict[type, bool] = {}
+
+
+def function_key(fn: object) -> object:
+    """What a lowering of the node function ``fn`` depends on: its code, its globals and
+    its defaults (bound as constants, by type and bits); not its closure, whose cells the
+    capture readers read from the function at hand. So a lambda re-created on every call
+    (``map(lambda v: v * 2.0, x)``) is lowered once. Any other callable, or a default that
+    is not a number, is keyed by identity."""
+    if type(fn) is not types.FunctionType:
+        return fn
+    if fn.__defaults__ is None and fn.__kwdefaults__ is None:
+        return (fn.__code__, id(fn.__globals__))
+    named = sorted((fn.__kwdefaults__ or {}).items())
+    keys = [_number_key(d) for d in (*(fn.__defaults__ or ()), *(d for _, d in named))]
+    if None in keys:
+        return fn
+    return (fn.__code__, id(fn.__globals__), tuple(keys), tuple(name for name, _ in named))
+
+
+def _number_key(d: object) -> object:
+    if type(d) is float:
+        return (float, d.hex())
+    if type(d) in (bool, int):
+        return (type(d), d)
+    return None
 
 
 def walk_functions(target: object) -> list[NodeFunction]:
