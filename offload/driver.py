@@ -456,6 +456,12 @@ def _copy_into(out: Any, result: Any) -> None:
         out[...] = result
 
 
+def forget_plans() -> None:
+    """Forget every recorded schedule of the replay lane (the kernels stay)."""
+    for entry in list(_TABLE.values()):
+        entry.plans.clear()
+
+
 def clear_dispatch_table() -> None:
     """Forget every compiled kernel of this process (tests use it)."""
     _TABLE.clear()

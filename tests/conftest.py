@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 
+import pytest
 from hypothesis import HealthCheck, settings
 
 settings.register_profile(
@@ -15,3 +16,13 @@ settings.register_profile(
 settings.register_profile("thorough", deadline=None, max_examples=500)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 os.environ.setdefault("OFFLOAD_VERIFY", "1")
+
+
+@pytest.fixture(autouse=True)
+def _fresh_replay_plans():
+    """Each test schedules its trees afresh: a test that changes a planning constant
+    (``plan.WIDE_CHUNK``, a scan's threshold) or spies on a stage must not get a schedule
+    an earlier test recorded (``offload.replay``)."""
+    from offload import driver
+
+    driver.forget_plans()
