@@ -24,12 +24,14 @@ workers as its canonical text and each worker process compiles it once (the GPU'
 cache serves later processes); every block reuses that kernel.
 
 Collectives: ``compute(node)`` of a tree holding ``fold``, ``fold1``, ``fold_all``,
-``fold_seg``, the scans (``_total`` and segmented forms too) or ``stencil`` over Dask
-arrays rewrites it bottom-up (``schedule``): each collective becomes Dask arrays computed
-block by block -- folds as combine trees fixed by the chunking (``folds``), scans with
-block totals carried across the chunks (``scans``), segmented ones on chunks cut at
-segment starts (``segments``), stencils on blocks with halos (``stencils``) -- and the
-element nodes around them go through the element path above. Anything else is a
+``fold_seg``, the scans (``_total`` and segmented forms too), ``stencil``, ``permute``,
+``scatter`` or ``filter`` over Dask arrays rewrites it bottom-up (``schedule``): each
+collective becomes Dask arrays computed block by block -- folds as combine trees fixed
+by the chunking (``folds``), scans with block totals carried across the chunks
+(``scans``), segmented ones on chunks cut at segment starts (``segments``), stencils on
+blocks with halos (``stencils``), permutes as blocks' partials merged in a fixed tree
+(``permutes``), filters block by block with chunks of unknown size (``filters``) -- and
+the element nodes around them go through the element path above. Anything else is a
 ``DaskUnsupported`` error while the graph is built (docs/dask.md).
 
 Reductions: ``fold_all`` (a Dask reduction with a fixed ``split_every`` combine tree) over

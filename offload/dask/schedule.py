@@ -4,16 +4,19 @@ As ``offload.acc.graph`` does for NumPy arrays, the tree is rewritten bottom-up,
 node object once (sharing by identity):
 
 * a collective (``fold``, ``fold1``, ``fold_all``, ``fold_seg``, the scans and their
-  segmented and ``_total`` forms, ``stencil``) becomes the Dask arrays of its result,
-  computed block by block (``folds``, ``scans``, ``segments``, ``stencils``); its source,
-  if it is an element tree (``map``, ``zip_with``, ...), is first computed as one Dask
-  array by the element path (one fused kernel per block);
+  segmented and ``_total`` forms, ``stencil``, ``permute``, ``scatter``, ``filter``)
+  becomes the Dask arrays of its result, computed block by block (``folds``, ``scans``,
+  ``segments``, ``stencils``, ``permutes``, ``filters``); its source, if it is an element
+  tree (``map``, ``zip_with``, ...), is first computed as one Dask array by the element
+  path (one fused kernel per block);
 * an element node is kept, over its rewritten sources, to be fused with its consumers;
   one used more than once that is not trivial is computed once as a Dask array;
 * what is left (an element tree over Dask arrays) is computed by the element path.
 
-Any other collective (``permute``, ``scatter``, ``filter``, ...) is a ``DaskUnsupported``
-error naming it, raised while the graph is built, never from inside Dask.
+A filter's result has chunks of unknown size (``nan``): only another filter, or the
+root, may take it. Anything else reading such an array, and any other collective, is a
+``DaskUnsupported`` error naming it, raised while the graph is built, never from inside
+Dask.
 """
 
 from __future__ import annotations
@@ -23,13 +26,17 @@ from typing import Any
 
 import numpy as np
 
+from offload.acc.filter import Filter
 from offload.acc.fold import Fold, FoldSeg
 from offload.acc.graph import COLLECTIVE, LEAF, SCHEDULED, count_uses, kind, trivial
 from offload.acc.nodes import Leaf, Zip, as_source
+from offload.acc.permute import Permute, Scatter
 from offload.acc.scan import Part, Scan
 from offload.acc.stencil import Stencil
 from offload.dask.errors import DaskUnsupported
+from offload.dask.filters import cast_tree, filter_tree, unknown_sizes
 from offload.dask.folds import fold_all_tree, fold_tree
+from offload.dask.permutes import permute_tree
 from offload.dask.runtime import Runner, is_dask
 from offload.dask.scans import scan_tree
 from offload.dask.segments import check_lengths, seg_tree
@@ -75,6 +82,8 @@ class DaskScheduler:
             return self.done[key]
         self.keep.append(node)
         srcs = {attr: self.rewrite(src) for attr, src in node.sources()}
+        if not isinstance(node, Filter):
+            _known_sizes(node, srcs)
         out: object
         if k in (COLLECTIVE, SCHEDULED):
             result = self.collective(node, srcs)
@@ -89,6 +98,8 @@ class DaskScheduler:
     def collective(self, node: ArrayNode, srcs: dict[str, object]) -> list[Any]:
         """The Dask arrays of a collective's result (``srcs``: its rewritten sources)."""
         for nf in node.functions():
+            if isinstance(node, Scatter) and nf.attr == "ix":
+                continue  # (it reads 'to', a source of the scatter)
             for name, value in captured(nf.fn):
                 if is_dask(value):
                     raise DaskUnsupported(
@@ -109,11 +120,17 @@ class DaskScheduler:
             return self.scan(node, srcs)
         if isinstance(node, Part):
             return _part(node, srcs["whole"])
+        if isinstance(node, Permute):
+            a, defaults = self.components(srcs["a"]), self.components(srcs["defaults"])
+            to = self.components(srcs["to"])[0] if isinstance(node, Scatter) else None
+            return permute_tree(a, defaults, node, self.runner, split_every=self.split_every, to=to)
+        if isinstance(node, Filter):
+            return filter_tree(self.components(srcs["a"]), node, self.runner)
         raise DaskUnsupported(
             f"offload.dask: {_what(node)} is not supported on Dask arrays yet (supported: "
-            "fold, fold1, fold_all, fold_seg, the scans, stencil and element nodes); "
-            "compute it with compute_s/compute_p/compute_g on NumPy arrays, or compute its "
-            "source with offload.dask and finish with NumPy"
+            "fold, fold1, fold_all, fold_seg, the scans, stencil, permute, scatter, filter "
+            "and element nodes); compute it with compute_s/compute_p/compute_g on NumPy "
+            "arrays, or compute its source with offload.dask and finish with NumPy"
         )
 
     def fold(self, node: Fold, a: object) -> list[Any]:
@@ -179,8 +196,13 @@ def _heads_are_arrays(z: Zip) -> bool:
 
 
 def _as_node_source(comps: list[Any]) -> object:
-    """A result's Dask arrays as a source of the rest of the tree."""
-    return comps[0] if len(comps) == 1 else as_source(tuple(comps))
+    """A result's Dask arrays as a source of the rest of the tree (a tuple result of
+    unknown chunk sizes as a plain tuple: a ``Zip`` needs known shapes)."""
+    if len(comps) == 1:
+        return comps[0]
+    if any(unknown_sizes(c) for c in comps):
+        return tuple(comps)
+    return as_source(tuple(comps))
 
 
 def _part(node: Part, whole: object) -> list[Any]:
@@ -193,6 +215,31 @@ def _part(node: Part, whole: object) -> list[Any]:
     else:
         cut = np.s_[..., 0] if scan.right else np.s_[..., n]
     return [c[cut] for c in whole]
+
+
+def _unknown(src: object) -> bool:
+    """Whether a rewritten source holds a Dask array of unknown chunk sizes."""
+    if is_dask(src):
+        return unknown_sizes(src)
+    if isinstance(src, Leaf):
+        return _unknown(src.x)
+    if isinstance(src, Zip):
+        return any(_unknown(h) for h in _heads(src))
+    if isinstance(src, tuple | list):
+        return any(_unknown(s) for s in src)
+    return False
+
+
+def _known_sizes(node: ArrayNode, srcs: dict[str, object]) -> None:
+    for attr, src in srcs.items():
+        if _unknown(src):
+            raise DaskUnsupported(
+                f"offload.dask: source '{attr}' of {_what(node)} has chunks of unknown size "
+                "(a filter's result, or Dask's boolean indexing): its length is known only "
+                "once it is computed, and only another filter can take it as it is; compute "
+                "it first (offload.dask.compute(...).persist().compute_chunk_sizes()) and "
+                "use that Dask array as the source"
+            )
 
 
 def _what(node: object) -> str:
@@ -226,10 +273,23 @@ def compute_tree(
     split_every: int = SPLIT_EVERY,
 ) -> Any:
     """``offload.dask.compute(root, ...)`` of a tree that holds collectives."""
-    tree = DaskScheduler(root, target, elements, split_every).rewrite(root)
+    scheduler = DaskScheduler(root, target, elements, split_every)
+    tree = scheduler.rewrite(root)
     if isinstance(tree, Delayed) and not (isinstance(tree, Zip) and _arrays_zip(tree)):
         return elements(tree, target=target, chunks=chunks, dtype=dtype)
-    comps: list[Any] = _heads(tree) if isinstance(tree, Zip) else [tree]
+    comps: list[Any] = (
+        _heads(tree) if isinstance(tree, Zip) else list(tree) if type(tree) is tuple else [tree]
+    )
+    if any(unknown_sizes(c) for c in comps):  # a filter's result
+        if chunks is not None:
+            raise DaskUnsupported(
+                "offload.dask: chunks= cannot rechunk a filter's result, whose chunk sizes "
+                "are known only once it is computed; call .compute_chunk_sizes() on it, "
+                "then .rechunk()"
+            )
+        if dtype is not None:
+            comps = cast_tree(comps, dtype, scheduler.runner)
+        return comps[0] if len(comps) == 1 else tuple(comps)
     if dtype is not None:
         return elements(
             Leaf(tree) if len(comps) == 1 else tree, target=target, chunks=chunks, dtype=dtype
