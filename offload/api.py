@@ -51,6 +51,8 @@ def _call(target: Target, shape_or_delayed: Any, fn: Any, dtype: Any, out: Any) 
     if fn is None and needs_scheduler(shape_or_delayed):
         # A tree holding collectives (or shared work): computed stage by stage.
         ctx = Context(target.resolve(options), options, config.determinism, run=driver.run)
+        if target is GPU and out is None:  # (streamed where its host inputs are too large)
+            return stream.compute_tree(ctx, shape_or_delayed, dtype, replay.compute)
         return replay.compute(ctx, shape_or_delayed, dtype, out)
     stamp, backend = target.state
     if stamp is not options:

@@ -14,10 +14,18 @@ Measured in one run:
   mode: the pageable input copied in, a managed result) against ``ol.stream.compute_g``
   (the streamed path forced, its chunks sized as when streaming): the overhead in %;
 * every streamed result is checked bit for bit against the unstreamed one on a slice (and
-  whole where it fits).
+  whole where it fits);
+* ``--fold``: streamed folds (``offload.stream.collectives``) over float32 host input
+  ``--times`` times the budget, reduced on the device chunk by chunk: ``fold_all`` sum of
+  the array itself, a dot product ``fold_all(add, 0, zip_with(mul, x, y))`` and a max of a
+  map (a combine that does not commute: contiguous partials): seconds, GB/s read from the
+  host (input bytes / time) and its share of the pinned host-to-device link, and whether
+  the result has the unstreamed ``compute_g``'s bits (checked where the GPU's free memory
+  holds the input unstreamed, else ``n/a``).
 
     python -m benchmarks.lab.stream_bench [--budget-gib 4] [--times 4] [--copy-gib 2]
-                                          [--fits-gib 2] [--huge-gib 0] [--json PATH]
+                                          [--fits-gib 2] [--huge-gib 0] [--fold]
+                                          [--json PATH]
 
 ``--huge-gib N`` adds a streamed map over an N GiB input (larger than the GPU's memory if
 the host has room for the input and the result: 2N GiB).
@@ -71,6 +79,67 @@ def bandwidth(cp: Any, nbytes: int) -> dict[str, float]:
     return out
 
 
+def _add(a, b):
+    return a + b
+
+
+def _mul(a, b):
+    return a * b
+
+
+def _biggest(a, b):
+    return max(a, b)
+
+
+def streamed_fold(cp: Any, n: int, kind: str, link_in: float) -> dict[str, Any]:
+    """A streamed ``fold_all`` over ``n`` float32 host values in all (``kind``: ``sum``,
+    ``dotp`` or ``max``), timed through ``ol.compute_g`` under the current
+    ``device_memory_limit``; its bits checked against the unstreamed call where the GPU's
+    free memory holds the input."""
+    import offload as ol
+    import offload.stream as stream
+
+    x = _filled(n if kind != "dotp" else n // 2)
+    if kind == "sum":
+        tree = ol.fold_all(_add, np.float32(0.0), x)
+        inputs = [x]
+    elif kind == "dotp":
+        y = x[::-1].copy()
+        tree = ol.fold_all(_add, np.float32(0.0), ol.zip_with(_mul, x, y))
+        inputs = [x, y]
+    else:
+        a, b = np.float32(1.5), np.float32(0.25)
+        tree = ol.fold_all(_biggest, -np.inf, ol.map(lambda v: v * a + b, x))
+        inputs = [x]
+    moved = sum(v.nbytes for v in inputs)
+    plan = stream.plan(tree)
+    stream.compute_g(tree)  # warm: compile, pinned arena, rate probe
+    start = time.perf_counter()
+    got = ol.compute_g(tree)
+    seconds = time.perf_counter() - start
+    same: bool | None = None
+    free = int(cp.cuda.runtime.memGetInfo()[0])
+    if 2 * moved < free:  # (the unstreamed reference fits: it must not stream itself)
+        limit = ol.config.device_memory_limit
+        ol.config.device_memory_limit = None
+        try:
+            want = np.asarray(ol.compute_g(tree))
+        finally:
+            ol.config.device_memory_limit = limit
+        same = np.asarray(got).tobytes() == want.tobytes()
+    share = moved / (link_in * 1e9) / seconds
+    return {
+        "seconds": seconds,
+        "GBps": moved / seconds / 1e9,
+        "link_share": share,
+        "chunks": len(plan.chunks),
+        "rows": plan.rows,
+        "bits_equal_unstreamed": same,
+        "note": f"{seconds:.2f} s, {len(plan.chunks)} chunks of {plan.rows} rows, "
+        f"{100 * share:.0f}% of the link, bits equal: {'n/a' if same is None else same}",
+    }
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--budget-gib", type=float, default=4.0)
@@ -78,6 +147,7 @@ def main() -> None:
     parser.add_argument("--copy-gib", type=float, default=2.0)
     parser.add_argument("--fits-gib", type=float, default=2.0)
     parser.add_argument("--huge-gib", type=float, default=0.0)
+    parser.add_argument("--fold", action="store_true", help="time streamed fold_all too")
     parser.add_argument("--json", default=None)
     args = parser.parse_args()
 
@@ -140,6 +210,12 @@ def main() -> None:
     n = int(args.times * budget) // 4
     for kind in ("map", "stencil"):
         streamed(f"streamed x{args.times}", n, kind)
+    if args.fold:
+        for kind in ("sum", "dotp", "max"):
+            folded = streamed_fold(cp, n, kind, link_in)
+            label = f"streamed x{args.times} fold {kind}"
+            rows.append((label, f"{folded['GBps']:.1f} GB/s", folded.pop("note")))
+            report[label] = folded
     if args.huge_gib:
         ol.config.device_memory_limit = None
         streamed(f"streamed {args.huge_gib:g} GiB", int(args.huge_gib * GIB) // 4, "map", False)

@@ -4,6 +4,7 @@
     ol.config.device_memory_limit = 2 << 30        # bytes; default: the GPU's free memory
     y = ol.compute_g(n, lambda i: x[i - 1] + x[i] + x[i + 1] if 0 < i < n - 1 else x[i])
     y = ol.stream.compute_g(n, f)                   # always streamed (chunks of rows)
+    s = ol.compute_g(ol.fold_all(add, 0.0, ol.map(g, x)))   # a streamed fold
 
 The result is computed in chunks of rows (``offload.stream.plan``); each chunk's kernel sees
 global indices and each captured host array is cut to the chunk's read window, halo
@@ -12,35 +13,37 @@ array whose reads the chunk does not bound (``a[b[i]]``, a loop over a whole axi
 once whole if it fits, else a ``DoesNotFit`` error points at its read. Results are host
 NumPy arrays, equal bit for bit to the unstreamed ones.
 
-``compute_g`` streams by itself (``maybe_stream``) where ``ol.config.device_memory_limit``
-is set and the inputs and results exceed it, and where the unstreamed call is refused
-with ``MemoryError`` (more than the GPU has free). Streamed calls take no ``out=``.
+``fold``/``fold_all`` of an element tree over host arrays stream too: each chunk is
+reduced on the device, into the partials of the unstreamed reduction tree, with the same
+bits (``offload.stream.collectives``); other trees holding collectives are not streamed
+(``StreamUnsupported`` where they exceed the limit).
+
+``compute_g`` streams by itself (``maybe_stream``, ``compute_tree``) where
+``ol.config.device_memory_limit`` is set and the inputs and results exceed it, and where
+the unstreamed call is refused with ``MemoryError`` (more than the GPU has free). Streamed
+calls take no ``out=``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
-from offload.backend import Backend, Kernel
+from offload.acc.base import Context
+from offload.acc.graph import needs_scheduler
 from offload.config import config
+from offload.delayed import Delayed
 from offload.diagnostics import OffloadError
+from offload.stream import collectives
 from offload.stream import compiled as cache
-from offload.stream.device import (
-    SLOTS,
-    device_backend,
-    device_budget,
-    stream_backend,
-    transfer_rate,
-)
-from offload.stream.execute import PINNED, run_gpu, run_host
+from offload.stream.calls import Prepared, execute, plan_of, prepare, run
+from offload.stream.collectives import StreamUnsupported
+from offload.stream.device import device_backend, device_budget, stream_backend_name
+from offload.stream.execute import PINNED
 from offload.stream.fold import SPLIT_EVERY, BlockFold, SequentialFold, combine_tree
-from offload.stream.plan import DoesNotFit, Plan, plan_chunks
-from offload.stream.progress import Progress
-from offload.stream.window import ReadWindows, WindowedFunction
+from offload.stream.plan import DoesNotFit, Plan
 from offload.targets import split_target
 
 __all__ = [
@@ -48,7 +51,9 @@ __all__ = [
     "DoesNotFit",
     "Prepared",
     "SequentialFold",
+    "StreamUnsupported",
     "compute_g",
+    "compute_tree",
     "device_backend",
     "device_budget",
     "fold_all",
@@ -56,121 +61,21 @@ __all__ = [
     "plan",
     "prepare",
     "release",
+    "run",
 ]
 
 
 def plan(shape: Any, fn: Any = None, *, dtype: Any = None, rows: int | None = None) -> Plan:
     """The chunks ``compute_g(shape, fn)`` would be streamed in under the current budget
-    (for ``explain``-style inspection and tests)."""
+    (for ``explain``-style inspection and tests); for a fold (``ol.fold``/``ol.fold_all``
+    tree), the chunks of its source (``offload.stream.collectives``)."""
+    if fn is None and needs_scheduler(shape):
+        return collectives.plan(shape, rows)
     shape, target = split_target(shape, fn)
     found = cache.entry(target, len(shape))
     values = found.fetch(target)
     made = cache.compiled(found, target, len(shape), values, dtype, config.compile_options())
-    return _plan(made, shape, values, "gpu-sim" if config.gpu_simulator else "gpu", rows)
-
-
-def _plan(
-    made: cache.Compiled,
-    shape: tuple[int, ...],
-    values: Sequence[Any],
-    backend_name: str,
-    rows: int | None,
-) -> Plan:
-    wf = made.wf
-    reads = ReadWindows(made.ir, cache.extents(wf, values))
-    dtypes = [t.dtype for t in wf.fn.result_types]
-    gpu = backend_name != "gpu-sim"
-    rate = None
-    if gpu:
-        from offload.runtime.gpu import load_cupy
-
-        rate = transfer_rate(load_cupy())
-    return plan_chunks(
-        reads,
-        shape,
-        values,
-        cache.host_arrays(values),
-        dtypes,
-        device_budget(backend_name),
-        slots=SLOTS if gpu else 1,
-        rate=rate,
-        rows=rows,
-    )
-
-
-@dataclass(frozen=True)
-class Prepared:
-    """A streamed call ready to run: its kernel, plan and captured values."""
-
-    backend: Backend
-    kernel: Kernel
-    wf: WindowedFunction
-    plan: Plan
-    values: Sequence[Any]
-    extents: dict[int, tuple[int, ...]]
-    shape: tuple[int, ...]
-    dtypes: tuple[np.dtype[Any], ...]
-
-
-def prepare(
-    target: Any, shape: tuple[int, ...], dtype: Any = None, *, rows: int | None = None
-) -> Prepared:
-    """Check, lower, compile and plan a streamed call (of a non-empty ``shape``)."""
-    options = config.compile_options()
-    backend = stream_backend()
-    found = cache.entry(target, len(shape))
-    values = found.fetch(target)
-    made = cache.compiled(found, target, len(shape), values, dtype, options)
-    wf = made.wf
-    return Prepared(
-        backend,
-        cache.kernel(made, backend, options),
-        wf,
-        _plan(made, shape, values, backend.name, rows),
-        values,
-        cache.extents(wf, values),
-        shape,
-        tuple(t.dtype for t in wf.fn.result_types),
-    )
-
-
-def run(target: Any, shape: tuple[int, ...], dtype: Any = None, *, rows: int | None = None) -> Any:
-    """Compute ``target`` (an element function or a delayed tree) over ``shape`` streamed.
-    Returns host NumPy arrays (a tuple for several results)."""
-    if not shape:
-        raise OffloadError("streaming needs a result of rank >= 1 (it cuts the leading axis)")
-    if 0 in shape:
-        found = cache.entry(target, len(shape))
-        values = found.fetch(target)
-        options = config.compile_options()
-        fn = cache.compiled(found, target, len(shape), values, dtype, options).wf.fn
-        outs = [np.empty(shape, t.dtype) for t in fn.result_types]
-        return outs[0] if len(outs) == 1 else tuple(outs)
-    p = prepare(target, shape, dtype, rows=rows)
-    progress = Progress(len(p.plan.chunks), config.progress)
-    try:
-        if p.backend.name == "gpu-sim":
-            outs = [np.empty(shape, dt) for dt in p.dtypes]
-            run_host(p.kernel, p.backend, p.wf, p.plan, p.values, p.extents, outs, progress)
-        else:
-            from offload.runtime.gpu import load_cupy
-
-            outs = run_gpu(
-                load_cupy(),
-                p.kernel,
-                p.backend,
-                p.wf,
-                p.plan,
-                p.values,
-                p.extents,
-                shape,
-                p.dtypes,
-                SLOTS,
-                progress,
-            )
-    finally:
-        progress.close()
-    return outs[0] if len(outs) == 1 else tuple(outs)
+    return plan_of(made, shape, values, stream_backend_name(), rows=rows)
 
 
 def fold_all(
@@ -192,32 +97,7 @@ def fold_all(
     p = prepare(target, shape_, dtype, rows=rows)
     if len(p.dtypes) != 1:
         raise OffloadError("stream.fold_all folds a function of one result")
-    progress = Progress(len(p.plan.chunks), config.progress)
-    try:
-        if p.backend.name == "gpu-sim":
-            outs = [np.empty(shape_, dt) for dt in p.dtypes]
-            partials = run_host(
-                p.kernel, p.backend, p.wf, p.plan, p.values, p.extents, outs, progress, fold
-            )
-        else:
-            from offload.runtime.gpu import load_cupy
-
-            partials = run_gpu(
-                load_cupy(),
-                p.kernel,
-                p.backend,
-                p.wf,
-                p.plan,
-                p.values,
-                p.extents,
-                shape_,
-                p.dtypes,
-                SLOTS,
-                progress,
-                fold,
-            )
-    finally:
-        progress.close()
+    partials = execute(p, lambda _, results: fold.partial(results[0]))
     return combine_tree(fold, partials, split_every)
 
 
@@ -229,9 +109,13 @@ def release() -> None:
 def compute_g(shape: Any, fn: Any = None, *, dtype: Any = None, rows: int | None = None) -> Any:
     """``ol.compute_g`` always streamed: the result in chunks of rows (``rows`` per chunk,
     else the largest that fits the budget; see the module docstring). Returns host NumPy
-    arrays equal bit for bit to ``ol.compute_g``'s."""
-    shape, target = split_target(shape, fn)
+    arrays equal bit for bit to ``ol.compute_g``'s. A ``fold``/``fold_all`` tree streams
+    its source (``rows``: rows of the source per chunk, rounded up to what its reduction
+    tree allows); another tree holding collectives raises ``StreamUnsupported``."""
     try:
+        if fn is None and needs_scheduler(shape):
+            return collectives.run(collectives.recognise(shape), dtype, rows)
+        shape, target = split_target(shape, fn)
         return run(target, shape, dtype, rows=rows)
     except OffloadError as err:
         if config.debug:
@@ -246,6 +130,8 @@ def maybe_stream(shape_or_delayed: Any, fn: Any, dtype: Any) -> Any:
     limit = config.device_memory_limit
     if limit is None:
         return None
+    if fn is None and needs_scheduler(shape_or_delayed):
+        return collectives.maybe_stream(shape_or_delayed, dtype, limit)
     shape, target = split_target(shape_or_delayed, fn)
     if not shape:
         return None
@@ -263,8 +149,31 @@ def maybe_stream(shape_or_delayed: Any, fn: Any, dtype: Any) -> Any:
 
 def stream_on_memory_error(shape_or_delayed: Any, fn: Any, dtype: Any) -> Any:
     """``ol.compute_g``'s second try after the unstreamed call was refused with
-    ``MemoryError``: the streamed result (the budget is the GPU's free memory)."""
+    ``MemoryError``: the streamed result (the budget is the GPU's free memory), or ``None``
+    where the call cannot be streamed."""
+    if fn is None and needs_scheduler(shape_or_delayed):
+        sf = collectives.covered(shape_or_delayed)
+        return None if sf is None else collectives.run(sf, dtype)
     shape, target = split_target(shape_or_delayed, fn)
     if not shape:
         return None
     return run(target, shape, dtype)
+
+
+def compute_tree(
+    ctx: Context, root: Delayed, dtype: Any, unstreamed: Callable[[Context, Any, Any, Any], Any]
+) -> Any:
+    """``ol.compute_g(root, dtype=dtype)`` of a tree holding collectives (``ctx``: the
+    call's; no ``out=``): streamed as ``maybe_stream`` and ``stream_on_memory_error``
+    decide, else ``unstreamed(ctx, root, dtype, None)`` (the graph scheduler's path)."""
+    if config.device_memory_limit is not None:
+        streamed = maybe_stream(root, None, dtype)
+        if streamed is not None:
+            return streamed
+    try:
+        return unstreamed(ctx, root, dtype, None)
+    except MemoryError:
+        streamed = stream_on_memory_error(root, None, dtype)
+        if streamed is None:
+            raise
+        return streamed

@@ -69,6 +69,11 @@ def stream_backend() -> Backend:
     return device_backend()
 
 
+def stream_backend_name() -> str:
+    """``stream_backend().name``, without making the backend (plans need only the name)."""
+    return "gpu-sim" if config.gpu_simulator else "gpu"
+
+
 _DEVICE: dict[str, Backend] = {}
 
 

@@ -19,19 +19,23 @@ from __future__ import annotations
 import math
 import os
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import numpy as np
 
 from offload.backend import Backend, Kernel
-from offload.stream.fold import BlockFold
 from offload.stream.plan import Chunk, Plan
 from offload.stream.progress import Progress
-from offload.stream.window import Window, WindowedFunction, cut
+from offload.stream.window import Block, Window, WindowedFunction, cut
 
 Extents = dict[int, tuple[int, ...]]
+
+Reduce = Callable[[Block, Sequence[Any]], Any]
+"""What a streamed reduction does with each chunk's results where they are (host views in
+the simulator, the slot's device buffers on the GPU, called on the chunk's stream after its
+kernel): ``reduce(block, results)`` gives the chunk's partial, kept in chunk order."""
 
 
 def chunk_windows(
@@ -54,11 +58,11 @@ def run_host(  # noqa: PLR0917  (the run's state, passed without a bag)
     extents: Extents,
     outs: Sequence[np.ndarray[Any, Any]],
     progress: Progress,
-    fold: BlockFold | None = None,
+    reduce: Reduce | None = None,
 ) -> list[Any]:
     """Run ``plan`` chunk by chunk; ``outs`` are the whole results (C-contiguous host
-    arrays: a chunk of rows is a contiguous view). With ``fold``: each chunk's partial of
-    its (first) result, in chunk order, are returned."""
+    arrays: a chunk of rows is a contiguous view). With ``reduce``: each chunk's partial
+    (``Reduce``), in chunk order, are returned."""
     partials: list[Any] = []
     for chunk in plan.chunks:
         wins = chunk_windows(wf, plan, chunk, extents)
@@ -67,8 +71,8 @@ def run_host(  # noqa: PLR0917  (the run's state, passed without a bag)
         shape = tuple(b - a for a, b in chunk.block)
         captures = backend.prepare_captures(wf.values(originals, chunk.block, wins, extents))
         kernel.launch(shape, [o[lo:hi] for o in outs], captures)
-        if fold is not None:
-            partials.append(fold.partial(outs[0][lo:hi]))
+        if reduce is not None:
+            partials.append(reduce(chunk.block, [o[lo:hi] for o in outs]))
         progress.update(
             sum(
                 math.prod(_shape(w)) * values[k].itemsize
@@ -144,10 +148,10 @@ def run_gpu(  # noqa: PLR0917  (the pipeline's state in one place)
     dtypes: Sequence[np.dtype[Any]],
     slots: int,
     progress: Progress,
-    fold: BlockFold | None = None,
+    reduce: Reduce | None = None,
 ) -> list[Any]:
     """Run ``plan`` on the GPU through ``slots`` streams; returns host results, or with
-    ``fold`` the partials of each chunk's (first) result on the device, in chunk order (no
+    ``reduce`` each chunk's partial of its results on the device, in chunk order (no
     result is copied back). Device buffers come from a private pool, emptied before
     returning (later unified-mode calls see the memory free again)."""
     pool = cp.cuda.MemoryPool()
@@ -165,7 +169,7 @@ def run_gpu(  # noqa: PLR0917  (the pipeline's state in one place)
                 dtypes,
                 slots,
                 progress,
-                fold,
+                reduce,
             )
     finally:
         pool.free_all_blocks()
@@ -183,7 +187,7 @@ def _pipeline(  # noqa: PLR0917  (run_gpu's arguments)
     dtypes: Sequence[np.dtype[Any]],
     slots: int,
     progress: Progress,
-    fold: BlockFold | None,
+    reduce: Reduce | None,
 ) -> list[Any]:
     streams = [cp.cuda.Stream(non_blocking=True) for _ in range(slots)]
     resident = {k: cp.asarray(values[k]) for k in plan.resident}
@@ -213,7 +217,7 @@ def _pipeline(  # noqa: PLR0917  (run_gpu's arguments)
         {key: cp.empty(count, dtype=dt) for key, (_, count, dt) in layout[s].items()}
         for s in range(slots)
     ]
-    results = [np.empty(shape, dtype=dt) for dt in dtypes] if fold is None else []
+    results = [np.empty(shape, dtype=dt) for dt in dtypes] if reduce is None else []
     partials: list[Any] = []
     pending: list[tuple[Any, Chunk, int] | None] = [None] * slots
     threads = ThreadPoolExecutor(HOST_THREADS)
@@ -260,9 +264,9 @@ def _pipeline(  # noqa: PLR0917  (run_gpu's arguments)
             captures = backend.prepare_captures(wf.values(originals, chunk.block, wins, extents))
             with stream:
                 kernel.launch(bshape, outs, captures)
-                if fold is not None:  # (on the chunk's stream: after its kernel)
-                    partials.append(fold.partial(outs[0]))
-            for r, out in enumerate(outs if fold is None else ()):
+                if reduce is not None:  # (on the chunk's stream: after its kernel)
+                    partials.append(reduce(chunk.block, outs))
+            for r, out in enumerate(outs if reduce is None else ()):
                 host = pinned(s, ("out", r))
                 cp.cuda.runtime.memcpyAsync(
                     host.ctypes.data, out.data.ptr, out.nbytes, D2H, stream.ptr
@@ -277,4 +281,4 @@ def _pipeline(  # noqa: PLR0917  (run_gpu's arguments)
         threads.shutdown()
         device.clear()
         resident.clear()
-    return results if fold is None else partials
+    return results if reduce is None else partials

@@ -70,14 +70,19 @@ def plan_chunks(  # noqa: PLR0917  (the plan's inputs, each a fact of the call)
     slots: int = 2,
     rate: float | None = None,
     rows: int | None = None,
+    granule: int = 1,
+    least: int = 1,
 ) -> Plan:
     """The chunks of ``shape`` for the captured ``values`` whose positions ``host`` are
     host arrays to move (the others stay where they are), within ``budget`` device bytes.
 
     ``rate``: the measured host-to-device rate in bytes/s (bounds the chunk size; ``None``
-    for no bound); ``rows``: force this many rows per chunk (tests, benchmarks).
-    Raises ``DoesNotFit``, located at a read of the array that does not fit, when even a
-    one-row chunk is over budget."""
+    for no bound); ``rows``: force this many rows per chunk (tests, benchmarks; rounded up
+    to what ``granule`` and ``least`` allow). ``granule``: every chunk but the last has a
+    multiple of this many rows, and at least ``least`` rows (a streamed fold's partials
+    must not straddle chunks: ``offload.stream.collectives``); one chunk of every row is
+    always allowed. Raises ``DoesNotFit``, located at a read of the array that does not
+    fit, when even the smallest chunk allowed is over budget."""
     n0 = shape[0]
     rest = [(0, n) for n in shape[1:]]
     row_out = sum(np.dtype(dt).itemsize for dt in result_dtypes)
@@ -96,6 +101,19 @@ def plan_chunks(  # noqa: PLR0917  (the plan's inputs, each a fact of the call)
         return need, wins
 
     free = budget - resident_bytes
+    least = -(-max(least, 1) // granule) * granule
+
+    def allowed(r: int) -> int:
+        """``r`` rows per chunk rounded down to an allowed count (0: none is)."""
+        if r >= n0:
+            return n0
+        r -= r % granule
+        return r if r >= least else 0
+
+    def smaller(r: int) -> int:
+        """The next count to try after ``r`` rows did not fit (0: none is left)."""
+        return 0 if r <= least else allowed(max(r // 2, least))
+
     forced = rows is not None
     if rows is None:
         rows = n0
@@ -104,8 +122,11 @@ def plan_chunks(  # noqa: PLR0917  (the plan's inputs, each a fact of the call)
             target = int(max(MIN_CHUNK_BYTES, rate * TARGET_CHUNK_SECONDS))
             rows = min(rows, max(1, target // per_row))
         mid = n0 // 2
+        rows = allowed(rows)
         while rows > 0 and slots * slot_need(mid, min(n0, mid + rows))[0] > free:
-            rows //= 2
+            rows = smaller(rows)
+    else:
+        rows = min(n0, -(-max(rows, least) // granule) * granule)
     while rows > 0:
         chunks: list[Chunk] = []
         slot_bytes = 0
@@ -116,8 +137,8 @@ def plan_chunks(  # noqa: PLR0917  (the plan's inputs, each a fact of the call)
             chunks.append(Chunk(((lo, hi), *rest), wins))
         if forced or slots * slot_bytes <= free:
             return Plan(tuple(chunks), streamed, resident, slot_bytes, resident_bytes)
-        rows //= 2  # (a chunk near an edge reads more than the middle one)
-    raise _does_not_fit(windows, values, resident, streamed, budget, row_out)
+        rows = smaller(rows)  # (a chunk near an edge reads more than the middle one)
+    raise _does_not_fit(windows, values, resident, streamed, budget, row_out, min(least, n0))
 
 
 def _always_whole(windows: ReadWindows, k: int, shape: tuple[int, ...]) -> bool:
@@ -142,9 +163,11 @@ def _does_not_fit(  # noqa: PLR0917
     streamed: Sequence[int],
     budget: int,
     row_out: int,
+    least: int = 1,
 ) -> DoesNotFit:
-    """The error for data that does not fit even one row at a time, located at a read of
-    the largest array that has to be on the device whole (else of the largest one)."""
+    """The error for data that does not fit even the smallest chunk (``least`` rows),
+    located at a read of the largest array that has to be on the device whole (else of
+    the largest one)."""
     pick = max(resident or streamed, key=lambda k: values[k].nbytes, default=None)
     span = windows.spans.get(pick) if pick is not None else None
     if pick is not None and pick in resident:
@@ -159,9 +182,10 @@ def _does_not_fit(  # noqa: PLR0917
             "or raise ol.config.device_memory_limit"
         )
     else:
+        rows = "one row" if least == 1 else f"{least} rows (the fewest its fold allows)"
         message = (
-            f"streaming: one row of the result ({row_out} bytes) and its inputs do not fit "
-            f"the device memory budget of {budget} bytes"
+            f"streaming: {rows} of the result ({least * row_out} bytes) and its inputs do "
+            f"not fit the device memory budget of {budget} bytes"
         )
         hint = "raise ol.config.device_memory_limit"
     return DoesNotFit.at(message, span, hint=hint)  # type: ignore[return-value]

@@ -1,0 +1,417 @@
+"""Streamed collectives: ``compute_g`` of ``fold``/``fold_all`` over host arrays larger than
+the device memory budget, with the bits of the unstreamed call.
+
+The fold's source -- its *producer*: an element tree (``map``, ``zip_with``,
+``from_function``, ...) over host arrays, or a host array -- is computed in chunks of its
+leading axis by the streamed windowed kernels (halos as for any streamed call), and the
+chunks are reduced on the device by the collectives' kernels so that every partial of
+the unstreamed reduction tree (``offload.acc.plan.stages``: fixed by the sizes) folds the
+same elements in the same order:
+
+* ``fold_all`` (or ``fold`` of a vector): the chunks are consecutive runs of the elements in
+  row-major order. The tree's first stage has ``p`` partials. Strided (a combine that
+  commutes): partial ``t`` folds the elements ``t, t + p, t + 2p, ...``; the first
+  chunk's partials are that stage's kernel (``Partials``, from ``z``) over the chunk and
+  each later chunk continues every partial where it stands (``continued``: one thread a
+  partial, ``acc = f(acc, x)`` over its elements in the chunk, in order), so the partials
+  stay on the device, chunk after chunk. Contiguous (any associative combine): partial
+  ``t`` folds ``c`` consecutive elements, the chunks are cut at multiples of ``c``
+  elements, and each chunk's partials are the stage's kernel over it. Then the ``p``
+  partials finish as in the unstreamed call (a ``Fold`` over them: its stages are the
+  rest of the same tree, which depends on the sizes only). Without stages (at most 64
+  elements) the fold is one left fold: one partial, continued chunk by chunk.
+* ``fold`` of a source of rank >= 2: rows are independent and the chunks cut whole rows,
+  so the tree's first stage (or the fold itself, where it has no stages) is an element
+  tree over the producer, streamed like any other; its partials, ``c`` times smaller,
+  finish as above (streamed again where they exceed the budget too).
+
+So a streamed fold gives the unstreamed ``compute_g``'s bits whatever the budget and the
+chunks. Trees holding other collectives (scans, permutes, ``fold1``, a fold whose source
+holds a collective or shared work, a ``fold_all`` of tuples) are not streamed: their
+``compute_g`` raises ``StreamUnsupported`` where the host arrays they read exceed
+``ol.config.device_memory_limit``, and runs unstreamed otherwise.
+"""
+
+from __future__ import annotations
+
+import inspect
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+import numpy as np
+
+from offload import driver
+from offload.acc.base import Collective, Context, Scheduled
+from offload.acc.commute import commutes
+from offload.acc.fold import NO_Z, Fold, Partials
+from offload.acc.graph import compute as compute_graph
+from offload.acc.graph import needs_scheduler
+from offload.acc.nodes import Leaf, as_arrays_source
+from offload.acc.plan import Stage, stages, wide_rule
+from offload.acc.values import items_key, shape_of
+from offload.backend import Backend
+from offload.config import config
+from offload.delayed import Reshape
+from offload.diagnostics import OffloadError
+from offload.frontend.nodes import ArrayNode
+from offload.stream import calls
+from offload.stream import compiled as cache
+from offload.stream.device import device_budget, stream_backend, stream_backend_name
+from offload.stream.plan import Plan
+from offload.stream.window import Block
+
+COVERED = (
+    "streaming covers compute_g of fold and fold_all (with a neutral element z) whose "
+    "source is an element tree over host arrays (map, zip_with, from_function, ...) or a "
+    "host array"
+)
+
+PARTIAL_BYTES = 8
+"""Bytes a partial takes at most (numbers): what a fold keeps on the device beside the
+chunks (kept out of the budget), and a result element at most."""
+
+
+class StreamUnsupported(OffloadError):
+    """A ``compute_g`` over the memory budget whose tree streaming does not cover."""
+
+    rule = "stream-unsupported"
+
+
+@dataclass(frozen=True)
+class StreamedFold:
+    """A fold streaming covers (``recognise``)."""
+
+    fold: Fold
+    producer: ArrayNode
+    """The element tree whose leading axis the chunks cut (a host array as a ``Leaf``)."""
+    whole: bool
+    """Every element is folded (``fold_all``): the cut axis is folded too."""
+
+    def tree(self) -> tuple[Stage, ...]:
+        """The unstreamed reduction tree's stages (as ``Fold.expand`` plans them on the
+        GPU and its simulator)."""
+        fold = self.fold
+        wide = wide_rule(stream_backend_name(), config.determinism)
+        return stages(
+            math.prod(fold.shape),
+            fold.n,
+            wide=wide,
+            commutes=wide and commutes(fold.f),
+            lanes=fold.z is not NO_Z and items_key(fold.z) == "s",
+        )
+
+
+def recognise(root: object) -> StreamedFold:
+    """``root`` as a fold streaming covers, else ``StreamUnsupported`` saying why."""
+    if not isinstance(root, Fold):
+        if isinstance(root, ArrayNode) and not isinstance(root, Scheduled | Collective):
+            raise _unsupported(f"its root is {_what(root)}, over {_inner(root)}")
+        raise _unsupported(f"its root is {_what(root)}")
+    if root.z is NO_Z:
+        raise _unsupported("it is a fold1 (a fold without a neutral element)")
+    source = root.a
+    whole = len(shape_of(source)) == 1
+    if whole and isinstance(source, Reshape):
+        source = source.x  # (fold_all of rank >= 2: its source read in row-major order)
+    if isinstance(source, ArrayNode):
+        if needs_scheduler(source):
+            raise _unsupported(f"the fold's source holds {_inner(source)}")
+        producer: ArrayNode = source
+    elif type(source) is np.ndarray:
+        producer = Leaf(source)
+    else:
+        raise _unsupported(f"the fold's source is not on the host ({type(source).__name__})")
+    if whole and items_key(root.z) != "s":
+        raise _unsupported("it is a fold_all of tuples")
+    if not shape_of(producer):
+        raise _unsupported("the fold's source is 0-d")
+    return StreamedFold(root, producer, whole)
+
+
+def _unsupported(why: str) -> StreamUnsupported:
+    return StreamUnsupported.at(  # type: ignore[return-value]
+        f"streaming does not cover this tree: {why}",
+        None,
+        hint=f"{COVERED}; compute it in parts that fit, raise ol.config.device_memory_limit, "
+        "or use offload.dask",
+    )
+
+
+def _what(node: object) -> str:
+    return f"a {type(node).__name__}" if isinstance(node, ArrayNode) else type(node).__name__
+
+
+def _inner(tree: ArrayNode) -> str:
+    """What makes ``tree`` need the scheduler (for messages): its first collective or
+    scheduled node, else shared work."""
+    todo: list[object] = [tree]
+    while todo:
+        node = todo.pop()
+        if isinstance(node, Scheduled | Collective):
+            return _what(node)
+        if isinstance(node, ArrayNode):
+            todo.extend(s for _, s in node.sources())
+    return "a node used twice (shared work)"
+
+
+def host_bytes(tree: object) -> int:
+    """The bytes of the distinct host arrays ``tree`` reads: its array sources and the
+    arrays its functions capture (closures and globals; arrays reached only through
+    helpers are not counted: an estimate for trees streaming does not cover)."""
+    found: dict[int, int] = {}
+    seen: set[int] = set()
+    todo: list[object] = [tree]
+    while todo:
+        x = todo.pop()
+        if type(x) is np.ndarray:
+            found[id(x)] = x.nbytes
+        elif isinstance(x, tuple | list):
+            todo.extend(x)
+        elif isinstance(x, ArrayNode) and id(x) not in seen:
+            seen.add(id(x))
+            todo.extend(s for _, s in x.sources())
+            for nf in x.functions():
+                todo.extend(_captured_arrays(nf.fn))
+    return sum(found.values())
+
+
+def _captured_arrays(fn: Callable[..., Any]) -> list[Any]:
+    try:
+        names = inspect.getclosurevars(fn)
+    except (TypeError, ValueError):
+        return []
+    values = (*names.nonlocals.values(), *names.globals.values())
+    return [v for v in values if type(v) is np.ndarray]
+
+
+def _producer_bytes(sf: StreamedFold) -> int:
+    """The bytes of the host arrays the producer reads (as a streamed call counts them)."""
+    producer = sf.producer
+    found = cache.entry(producer, len(shape_of(producer)))
+    values: list[Any] = found.fetch(producer)
+    return sum(int(values[k].nbytes) for k in cache.host_arrays(values))
+
+
+def maybe_stream(root: object, dtype: Any, limit: int) -> Any:
+    """``compute_g(root)`` streamed where the host arrays it reads and its result exceed
+    ``limit`` bytes, else ``None`` (it runs unstreamed); ``StreamUnsupported`` where they
+    exceed it and streaming does not cover ``root``."""
+    try:
+        sf = recognise(root)
+    except StreamUnsupported as err:
+        need = host_bytes(root)
+        if need <= limit:
+            return None
+        raise StreamUnsupported.at(
+            f"{err.diagnostics[0].message}, and the host arrays it reads ({need} bytes) "
+            f"exceed ol.config.device_memory_limit ({limit} bytes)",
+            None,
+            hint=err.diagnostics[0].hint,
+        ) from None
+    need = _producer_bytes(sf) + PARTIAL_BYTES * math.prod(sf.fold.shape)
+    if need <= limit:
+        return None
+    return run(sf, dtype)
+
+
+def covered(root: object) -> StreamedFold | None:
+    """``recognise``'s fold, or ``None`` where streaming does not cover ``root``."""
+    try:
+        return recognise(root)
+    except StreamUnsupported:
+        return None
+
+
+@dataclass(frozen=True)
+class StreamedCall:
+    """What a fold streams: the element tree computed in chunks, its shape and how its
+    leading axis may be cut (``calls.Cut``), with the reduction tree's stages."""
+
+    target: ArrayNode
+    shape: tuple[int, ...]
+    cut: calls.Cut
+    stages: tuple[Stage, ...]
+    first: Stage
+    """The stage the chunks compute (``Stage(n, 1, n, True)``: a whole fold without
+    stages, one partial)."""
+
+
+def streamed_call(sf: StreamedFold) -> StreamedCall:
+    """The call ``run`` streams for ``sf`` (module docstring)."""
+    fold, tree = sf.fold, sf.tree()
+    first = tree[0] if tree else Stage(fold.n, 1, fold.n, True)
+    if not sf.whole:  # (any rows: each row of partials is computed whole)
+        if not tree:
+            node = replace(fold, a=sf.producer)
+            return StreamedCall(node, tuple(fold.shape), calls.ANY_CUT, tree, first)
+        part = Partials(fold.f, fold.z, sf.producer, *_args(first))
+        return StreamedCall(part, tuple(part.shape), calls.ANY_CUT, tree, first)
+    shape = shape_of(sf.producer)
+    width = math.prod(shape[1:])
+    reserve = 3 * first.p * PARTIAL_BYTES
+    if first.strided:  # the first chunk holds each partial's first element
+        cut = calls.Cut(1, -(-first.p // max(width, 1)), reserve)
+    else:  # chunks start at multiples of c elements
+        granule = first.c // math.gcd(first.c, width) if width else 1
+        cut = calls.Cut(granule, granule, reserve)
+    return StreamedCall(sf.producer, shape, cut, tree, first)
+
+
+def _args(st: Stage) -> tuple[int, int, int, bool, int]:
+    return (st.n, st.p, st.c, st.strided, st.lanes)
+
+
+def plan(root: object, rows: int | None = None) -> Plan:
+    """The chunks ``compute_g(root)`` (a fold streaming covers) is streamed in."""
+    call = streamed_call(recognise(root))
+    found = cache.entry(call.target, len(call.shape))
+    values = found.fetch(call.target)
+    options = config.compile_options()
+    made = cache.compiled(found, call.target, len(call.shape), values, None, options)
+    name = stream_backend_name()
+    return calls.plan_of(made, call.shape, values, name, rows=rows, cut=call.cut)
+
+
+def run(sf: StreamedFold, dtype: Any = None, rows: int | None = None) -> Any:
+    """The streamed fold (module docstring): host NumPy arrays (a tuple for a fold of
+    tuples), the unstreamed ``compute_g``'s bits."""
+    fold = sf.fold
+    if 0 in shape_of(sf.producer):
+        return finish(fold, dtype)  # (nothing to stream)
+    call = streamed_call(sf)
+    if not sf.whole:
+        parts = calls.run(call.target, call.shape, dtype if not call.stages else None, rows=rows)
+        if not call.stages:
+            return parts
+        return finish(replace(fold, a=as_arrays_source(parts), n=call.first.p), dtype)
+    p = calls.prepare(call.target, call.shape, None, rows=rows, cut=call.cut)
+    cp = None
+    if p.backend.name != "gpu-sim":
+        from offload.runtime.gpu import load_cupy
+
+        cp = load_cupy()
+    carry = Carry.of(sf, call, p, cp)
+    calls.execute(p, carry)
+    return finish_whole(sf, call, carry.current, dtype)
+
+
+def finish_whole(sf: StreamedFold, call: StreamedCall, partials: Any, dtype: Any) -> Any:
+    """A ``fold_all``'s result from the first stage's partials (``Carry.current``)."""
+    if not call.stages:  # one left fold: its one partial is the result
+        out = to_host(partials).reshape(())
+        return out if dtype is None else out.astype(dtype)
+    return finish(replace(sf.fold, a=partials, n=call.first.p), dtype)
+
+
+def finish(rest: Fold, dtype: Any) -> Any:
+    """``rest`` (the fold over the partials so far) as the unstreamed call finishes it, on
+    the device; streamed again where the host partials it reads exceed the budget."""
+    backend = stream_backend()
+    if host_bytes(rest) > device_budget(backend.name):
+        sf = covered(rest)
+        if sf is not None and 0 not in shape_of(sf.producer):
+            return run(sf, dtype)
+    ctx = Context(backend, config.compile_options(), config.determinism, run=driver.run)
+    return to_host(compute_graph(ctx, rest, dtype, None))
+
+
+def to_host(x: Any) -> Any:
+    """A result as host NumPy arrays (a tuple stays a tuple)."""
+    if isinstance(x, tuple):
+        return tuple(to_host(v) for v in x)
+    if isinstance(x, np.ndarray):
+        return x
+    get = getattr(x, "get", None)
+    return np.asarray(get() if get is not None else x)
+
+
+def continued(
+    f: Callable[..., Any], acc: Any, block: Any, first: int, p: int
+) -> Callable[[int], Any]:
+    """The element function (over ``t < p``) that continues strided partial ``t`` from
+    ``acc[t]`` over its elements in ``block``, the run of the flat source from element
+    ``first``: those ``= t (mod p)``, in order -- the loop of ``Partials`` resumed."""
+    m = int(block.shape[0])
+
+    def step(t: int) -> Any:
+        a = acc[t]
+        for k in range((t - first) % p, m, p):
+            a = f(a, block[k])
+        return a
+
+    return step
+
+
+class Carry:
+    """The first stage's partials of a ``fold_all``, chunk after chunk (an
+    ``execute.Reduce``; module docstring). On the GPU each call runs on its chunk's
+    stream, after the previous chunk's kernels where a strided stage continues their
+    partials. The partials live in two device buffers allocated once (``xp``: NumPy in
+    the simulator, CuPy on the GPU), the current and the next."""
+
+    def __init__(
+        self, fold: Fold, stage: Stage, width: int, dtype: Any, *, backend: Backend, cp: Any
+    ) -> None:
+        self.fold = fold
+        self.stage = stage
+        self.width = width
+        """Elements per row of the producer (a chunk of rows is a run of elements)."""
+        self.backend = backend
+        self.cp = cp
+        self.options = config.compile_options()
+        xp = np if cp is None else cp
+        self.current: Any = xp.empty(stage.p, dtype)
+        """The partials so far."""
+        self.spare: Any = xp.empty(stage.p, dtype) if stage.strided else None
+        self.event: Any = None
+        """The last strided kernel's completion (GPU)."""
+
+    @classmethod
+    def of(cls, sf: StreamedFold, call: StreamedCall, p: calls.Prepared, cp: Any) -> Carry:
+        """The carry of a prepared ``fold_all`` (``cp``: CuPy on the GPU, else ``None``)."""
+        if len(p.dtypes) != 1:
+            raise _unsupported("it is a fold_all of tuples")
+        fold, st = sf.fold, call.first
+        probe = Partials(fold.f, fold.z, Leaf(np.empty(1, p.dtypes[0])), 1, 1, 1, True, st.lanes)
+        width = math.prod(call.shape[1:])
+        return cls(fold, st, width, np.dtype(probe.dtypes[0]), backend=p.backend, cp=cp)
+
+    def __call__(self, block: Block, results: Sequence[Any]) -> None:
+        (lo, _), *_ = block
+        flat = results[0].reshape(-1)
+        first, st = lo * self.width, self.stage
+        if not st.strided:  # (chunks start at multiples of c: independent partials)
+            if first % st.c:
+                raise OffloadError(f"internal: a chunk starts inside a partial ({first})")
+            t0 = first // st.c
+            self.launch(flat, first, None, self.current[t0 : t0 + -(-flat.shape[0] // st.c)])
+            return
+        stream = self.cp.cuda.get_current_stream() if self.cp is not None else None
+        if stream is not None and self.event is not None:
+            stream.wait_event(self.event)  # the partials the previous chunk left
+        if first == 0:
+            if flat.shape[0] < st.p:
+                raise OffloadError("internal: the first chunk must hold every partial's start")
+            self.launch(flat, 0, None, self.current)
+        else:
+            self.launch(flat, first, self.current, self.spare)
+            self.spare, self.current = self.current, self.spare
+        if stream is not None:
+            self.event = stream.record()
+
+    def launch(self, flat: Any, first: int, acc: Any, out: Any) -> None:
+        """The kernel of one chunk (``flat``: the flat source's elements from ``first``)
+        into ``out``: the stage's partials from ``z`` (``acc`` is ``None``: contiguous
+        partials, or the first chunk's strided ones), else the strided partials ``acc``
+        continued (``continued``)."""
+        st = self.stage
+        m, f, z = int(flat.shape[0]), self.fold.f, self.fold.z
+        target: Any
+        if acc is None:
+            target = Partials(f, z, Leaf(flat), m, int(out.shape[0]), st.c, st.strided, st.lanes)
+        else:
+            target = continued(f, acc, flat, first, st.p)
+        shape = tuple(int(n) for n in out.shape)
+        driver.run(self.backend, target, shape, np.dtype(out.dtype), out, self.options)
