@@ -19,6 +19,10 @@
 #   unified   where unified mode's per-call time goes against device mode
 #             (benchmarks/lab/unified_tax.py; UNIFIED_NAMES picks benchmarks)
 #   overhead  the launch-overhead / compile-time benchmark alone (benchmarks/lab/overhead.py)
+#   host      host time of a warm collective call (benchmarks/lab/acc_host.py, no profiler
+#             line first) for HOST_NAMES (sum dotp smvm) at HOST_SIZE (quick); base-host: _base/
+#   lane      the gpu test lane alone: GPU_LANE folders (tests/acc tests/dask tests/stream),
+#             GPU_TEST_WORKERS (8), -v into lane.txt (failures named even if cut by the limit)
 #   acc       the collectives' benchmarks (sum, dotp, smvm, histogram, prefix-sum and the
 #             element forms) at ACC_SIZE (paper) on ACC_TARGETS (g,gd,gpu-peers)
 #   fuzz      the differential fuzzer on the real GPU (tools/fuzz.py: interp and compute_g)
@@ -110,6 +114,17 @@ for arg in "$@"; do
       group="${stage#base-}"
       (cd _base && OFFLOAD_CACHE_DIR=/tmp/offload-base-cache OUT="$RUN/base" timeout "$limit" bash benchmarks/gpu-bench.sh "$group" 3) > "$RUN/bench-$stage.log" 2>&1 || status=1
       summary+=("$(grep -E '^\|' "$RUN/bench-$stage.log" | grep -v -- '---' | cut -c1-220)") ;;
+    host|base-host)
+      dir=.; [ "$stage" = base-host ] && dir=_base
+      for name in ${HOST_NAMES:-sum dotp smvm}; do
+        (cd "$dir" && OFFLOAD_CACHE_DIR=/tmp/offload-$stage-cache PYTHONPATH="/tmp/site:$PWD" timeout "$limit" python3 -m benchmarks.lab.acc_host --name "$name" --size "${HOST_SIZE:-quick}" --calls 300 --top 25) > "$RUN/$stage-$name.txt" 2>&1 || status=1
+        summary+=("$stage: $(head -n 1 "$RUN/$stage-$name.txt")")
+      done ;;
+    lane)
+      # shellcheck disable=SC2086
+      timeout "$limit" python3 -m pytest -v -W error -p no:cacheprovider -n ${GPU_TEST_WORKERS:-8} --dist loadfile -m gpu ${GPU_LANE:-tests/acc tests/dask tests/stream} > "$RUN/lane.txt" 2>&1 || status=1
+      summary+=("$(grep -E '(FAILED|ERROR) ' "$RUN/lane.txt" | head -n 20)")
+      summary+=("$(tail -n 1 "$RUN/lane.txt")") ;;
     base-quick)
       (cd _base && OFFLOAD_CACHE_DIR=/tmp/offload-base-cache timeout "$limit" python3 -m benchmarks.runner --size quick --targets ${QUICK_TARGETS:-g,gd,gpu-peers} --repeat 3 --out "$RUN/base" --tag quick --no-plots) > "$RUN/base-quick.log" 2>&1 || status=1
       summary+=("$(grep -E '^\|' "$RUN/base-quick.log" | cut -c1-200)") ;;
