@@ -77,7 +77,8 @@ class SMVM(Benchmark):
 
     def bind(self, inputs: dict[str, Any]) -> Bound:
         rowptr, col, val, x = inputs["rowptr"], inputs["col"], inputs["val"], inputs["x"]
-        lengths = np.diff(np.asarray(rowptr))  # the segment descriptor (host; small)
+        host_ptr = rowptr.get() if hasattr(rowptr, "get") else rowptr  # (CuPy inputs: acc_host)
+        lengths = np.diff(np.asarray(host_ptr))  # the segment descriptor (host; small)
         gathered = ol.backpermute(tuple(col.shape), lambda k: col[k], x)
         node = ol.fold_seg(add, 0.0, ol.zip_with(mul, val, gathered), lengths)
         if isinstance(node.offsets, np.ndarray):

@@ -28,7 +28,7 @@ from offload.ptx.config import (
 from offload.ptx.hooks import ERR_SLOTS
 from offload.ptx.kernel_source import KernelSource, ParamKind
 from offload.ptx.simarray import SimDeviceArray
-from offload.runtime.gpu import DeviceInfo
+from offload.runtime.gpu import DeviceInfo, bind_thread
 
 
 def load_function(cp: Any, ptx: str, name: str) -> tuple[Any, Any]:
@@ -144,6 +144,7 @@ class GPUKernel:
             if len(self.dims) < 64:
                 self.dims[shape] = dims
         gx, gy, gz, bx, by, bz = dims
+        bind_thread(self.cp)
         stream = self.cp.cuda.get_current_stream()
         args = self.args
         try:

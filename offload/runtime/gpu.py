@@ -8,6 +8,7 @@ GPU path goes through ``load_cupy()``, which turns a missing CuPy, driver or dev
 from __future__ import annotations
 
 import functools
+import threading
 from dataclasses import dataclass
 from typing import Any
 
@@ -47,6 +48,23 @@ class DeviceInfo:
     max_threads_per_sm: int
     regs_per_sm: int
     total_memory: int
+
+
+_THREAD = threading.local()
+
+
+def bind_thread(cp: Any) -> None:
+    """Make the calling thread's CUDA device current for the driver API, once per thread.
+
+    A thread that has not called the CUDA runtime has no current context, so a
+    ``cuLaunchKernel`` from it fails with ``CUDA_ERROR_INVALID_CONTEXT``; a warm launch
+    (pooled results, cached arguments) may be the first CUDA call a worker thread makes
+    (a Dask task, a ``ThreadPoolExecutor``). ``setDevice`` binds the device's primary
+    context, which is where CuPy loads offload's kernels."""
+    if getattr(_THREAD, "bound", False):
+        return
+    cp.cuda.runtime.setDevice(cp.cuda.runtime.getDevice())
+    _THREAD.bound = True
 
 
 @functools.cache

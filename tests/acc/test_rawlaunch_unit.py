@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import ctypes
 import struct
+import threading
 from types import SimpleNamespace
 from typing import Any
 
@@ -62,11 +63,14 @@ def fake_cupy(launches: list[tuple[Any, ...]]) -> Any:
         launches.append((fn, (gx, gy, gz), (bx, by, bz), slots))
 
     stream = SimpleNamespace(ptr=0)
+    bound: list[int] = []
+    runtime = SimpleNamespace(getDevice=lambda: 0, setDevice=bound.append)
     cuda = SimpleNamespace(
         driver=SimpleNamespace(launchKernel=launch_kernel),
         get_current_stream=lambda: stream,
+        runtime=runtime,
     )
-    return SimpleNamespace(ndarray=FakeArray, cuda=cuda)
+    return SimpleNamespace(ndarray=FakeArray, cuda=cuda, bound=bound)
 
 
 def test_first_launch_goes_through_numba_and_later_ones_are_packed_in_numbas_abi():
@@ -125,3 +129,25 @@ def test_argument_kinds():
     assert arg_key(True, FakeArray) == ("s", bool)
     assert arg_key(np.complex64(1), FakeArray) is None
     assert arg_key(np.zeros(3), FakeArray) is None  # a host array: numba's launch decides
+
+
+def test_a_packed_launch_from_a_new_thread_binds_the_device_first():
+    """A thread that has not used CUDA has no current context: the first packed launch in
+    each thread binds the device (``runtime.gpu.bind_thread``), later ones do not."""
+    launches: list[tuple[Any, ...]] = []
+    cp = fake_cupy(launches)
+    launcher = RawLauncher(FakeDispatcher(), cp)
+    args = (np.int64(15), FakeArray((3, 5), np.float32, ptr=0x1000), np.float32(2.5))
+
+    def twice() -> None:
+        launcher.launch(1, 32, args)
+        launcher.launch(1, 32, args)
+
+    twice()  # learnt here (numba's launch, then a packed one: this thread bound once)
+    launches.clear()
+    bound_before = len(cp.bound)
+    worker = threading.Thread(target=twice)
+    worker.start()
+    worker.join()
+    assert len(launches) == 2  # a packed launch in the worker: no numba launch
+    assert cp.bound[bound_before:] == [0]

@@ -67,6 +67,8 @@ def make(free: int = 1 << 34, total: int = 1 << 35, fail_mallocs: int = 0):
         memPrefetchAsync=prefetch,
         CUDARuntimeError=CUDARuntimeError,
         getDeviceCount=lambda: 1,
+        getDevice=lambda: 0,
+        setDevice=lambda d: state.__setitem__("bound", state.get("bound", 0) + 1),
     )
     mem_mod = types.SimpleNamespace(
         OutOfMemoryError=OutOfMemoryError,

@@ -78,7 +78,8 @@ def streamed_folds(monkeypatch):
 
 def _bits(result):
     parts = result if isinstance(result, tuple) else (result,)
-    return [(np.asarray(r).dtype, np.asarray(r).tobytes()) for r in parts]
+    hosts = [np.asarray(r.get() if hasattr(r, "get") else r) for r in parts]  # (CuPy: device mode)
+    return [(h.dtype, h.tobytes()) for h in hosts]
 
 
 def _streamed_equals_unstreamed(tree, limit, streamed_folds, *, chunks=3):

@@ -26,6 +26,8 @@ from typing import Any
 
 import numpy as np
 
+from offload.runtime.gpu import bind_thread
+
 SMALL_GRID = r".*Grid size \d+ will likely result in GPU under-utilization"
 """numba-cuda's low-occupancy warning (a NumbaPerformanceWarning) for grids under 128 blocks."""
 
@@ -125,6 +127,7 @@ class RawLauncher:
         keys = tuple(arg_key(a, ndarray) for a in args)
         packed = self.by_key.get(keys) if None not in keys else None
         if packed is not None:
+            bind_thread(self.cp)
             try:
                 values = _values(args, ndarray)
                 stream = self.cp.cuda.get_current_stream().ptr
