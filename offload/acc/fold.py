@@ -36,8 +36,24 @@ NO_Z = None
 """``z`` of a ``fold1``: the first element starts the accumulator."""
 
 
+STRIDED_UNROLL = 4
+"""Elements a strided partial reads before it folds them, in order: ``acc = f(f(f(f(acc,
+a[k]), a[k + p]), a[k + 2p]), a[k + 3p])`` -- the same combines in the same order as one
+at a time (the same bits), but four loads in flight per thread instead of one, which a
+GPU needs to keep its memory busy at one resident partial per thread (an H100 at full
+occupancy holds about 270,000 threads; Little's law at 3.35 TB/s and ~600 ns asks for
+about 2 MB in flight, two float32 loads a thread)."""
+
+
 def _chunk_end(start: int, c: int, n: int) -> int:
     return min(start + c, n)
+
+
+def _strided_groups(t: int, n: int, p: int, u: int) -> int:
+    """Full groups of ``u`` elements ``t, t + p, ...`` below ``n``."""
+    if t >= n:
+        return 0
+    return ((n - t + p - 1) // p) // u
 
 
 def _scalar(v: Val) -> Scalar:
@@ -172,7 +188,25 @@ class Partials(Delayed):
         f_path = (*path, ("attr", "f"))
         if self.strided:
             p = _scalar(lo.captured(self.p, (*path, ("attr", "p"))))
-            return _fold_loop(lo, self.f, f_path, z, read, t, n, p)
+            if z is None:
+                z, t = read(t), lo.binop("add", t, p)
+            groups_path = (*path, ("attr", "strided_groups"))
+            u = lo.constant(STRIDED_UNROLL)
+            groups = _scalar(lo.call(_strided_groups, groups_path, [t, n, p, u]))
+            up = lo.binop("mul", u, p)
+
+            def group(m: Scalar, acc: Val) -> Val:
+                base = lo.binop("add", t, lo.binop("mul", m, up))
+                ks = [base]
+                for _ in range(STRIDED_UNROLL - 1):
+                    ks.append(lo.binop("add", ks[-1], p))
+                for v in [read(k) for k in ks]:  # (every read first: loads in flight)
+                    acc = lo.call(self.f, f_path, [acc, v])
+                return acc
+
+            acc = lo.loop(lo.constant(0), groups, lo.constant(1), z, group)
+            rest = lo.binop("add", t, lo.binop("mul", groups, up))
+            return _fold_loop(lo, self.f, f_path, acc, read, rest, n, p)
         c = _scalar(lo.captured(self.c, (*path, ("attr", "c"))))
         start = lo.binop("mul", t, c)
         stop = _scalar(lo.call(_chunk_end, (*path, ("attr", "chunk_end")), [start, c, n]))
