@@ -30,7 +30,7 @@
 #   stream    streaming on one GPU (benchmarks/lab/stream_bench.py; STREAM_ARGS)
 #   system-numpy  the gpu lane's semantics tests and the quick blackscholes on the machine's
 #             own numpy (2.5 there: no carried wheel; offload.ptx.numba_compat)
-#   base-A base-B base-C base-D base-overhead base-quick
+#   base-A base-B base-C base-D base-overhead base-quick base-acc
 #             the same, run by an earlier revision's tree in _base/ (a before/after in one
 #             call, on one machine): here, `mkdir _base && git archive REV offload benchmarks
 #             tools | tar -x -C _base` (_base/ is in .git/info/exclude: carry it with .whl);
@@ -125,6 +125,10 @@ for arg in "$@"; do
       timeout "$limit" python3 -m pytest -v -W error -p no:cacheprovider -n ${GPU_TEST_WORKERS:-8} --dist loadfile -m gpu ${GPU_LANE:-tests/acc tests/dask tests/stream} > "$RUN/lane.txt" 2>&1 || status=1
       summary+=("$(grep -E '(FAILED|ERROR) ' "$RUN/lane.txt" | head -n 20)")
       summary+=("$(tail -n 1 "$RUN/lane.txt")") ;;
+    base-acc)
+      # shellcheck disable=SC2086
+      (cd _base && OFFLOAD_CACHE_DIR=/tmp/offload-base-cache timeout "$limit" python3 -m benchmarks.runner ${ACC_NAMES:-sum dotp smvm} --size ${ACC_SIZE:-paper} --targets ${ACC_TARGETS:-g,gd,gpu-peers} --repeat 3 --out "$RUN/base" --tag "acc-${ACC_SIZE:-paper}" --no-plots) > "$RUN/base-acc.log" 2>&1 || status=1
+      summary+=("base: $(grep -E '^\|' "$RUN/base-acc.log" | cut -c1-160)") ;;
     base-quick)
       (cd _base && OFFLOAD_CACHE_DIR=/tmp/offload-base-cache timeout "$limit" python3 -m benchmarks.runner --size quick --targets ${QUICK_TARGETS:-g,gd,gpu-peers} --repeat 3 --out "$RUN/base" --tag quick --no-plots) > "$RUN/base-quick.log" 2>&1 || status=1
       summary+=("$(grep -E '^\|' "$RUN/base-quick.log" | cut -c1-200)") ;;
