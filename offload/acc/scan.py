@@ -68,8 +68,9 @@ from offload.acc.skeletons.scan_gpu_src import (
     staged_threads,
     tail_kernel,
 )
-from offload.acc.skeletons.scan_src import combine_wrapper, scan_module
+from offload.acc.skeletons.scan_src import combine_wrapper, fused_kernel, scan_module
 from offload.acc.skeletons.segments import segment_layout
+from offload.cpu.threads import ThreadChoice, now
 from offload.frontend.nodes import NodeFunction
 
 GPU_CHUNK = 32
@@ -250,6 +251,9 @@ class ScanJob:
         if self.target in GPU_TARGETS:
             src += "\n\n" + tail_kernel(len(self.dts), len(self.caps), GPU_CHUNK) + "\n"
             kernels.append("tail")
+        if self.target == "cpu-par":
+            src += "\n\n" + fused_kernel(len(self.dts), len(self.caps)) + "\n"
+            kernels.append("fused")
         return compile_module(self.target, src, ["ol_comb", "cmb"], kernels, {}, threads=tb)
 
     def staged_threads(self) -> int | None:
@@ -291,6 +295,57 @@ class ScanJob:
         if nch == 1:  # one chunk per row: no carries (the outputs stand in for them, unread)
             module.launch("rescan", rows, *head, *xs, *zs, *outs, *outs, *self.caps)
             return
+        if self.target == "cpu-par" and nch <= chunk:
+            self._two_ways(module, arrays, flags, sizes)
+            return
+        self._tree(module, arrays, flags, sizes)
+
+    def _two_ways(
+        self,
+        module: Module,
+        arrays: tuple[list[Any], list[Any], list[Any]],
+        flags: tuple[int, int],
+        sizes: tuple[int, int, int],
+    ) -> None:
+        """``compute_p``'s level of a row of at most ``chunk`` chunks: the tree on all
+        threads, or kernel ``fused`` (the same bits in one pass on one thread), whichever
+        the level's ``ThreadChoice`` measures faster -- a loaded machine or few cores make
+        the tree, which reads the row twice, lose to one pass."""
+        import numba
+
+        xs, zs, outs = arrays
+        rows, length, chunk = sizes
+        choice = module.choices.get("level")
+        if choice is None:
+            threads_now = int(numba.config.NUMBA_NUM_THREADS)  # type: ignore[attr-defined]
+            choice = module.choices.setdefault("level", ThreadChoice(threads_now))
+        one = choice.pick(rows * length) == 1
+        start = now()
+        if one:
+            i64 = np.int64
+            head = (i64(cdiv(length, chunk)), i64(length), i64(chunk), *map(i64, flags))
+            module.kernels["fused"](i64(rows), *head, *xs, *zs, *outs, *self.caps)
+        else:
+            self._tree(module, arrays, flags, sizes)
+        elapsed = now() - start
+        key = "fused" if one else "tree"
+        if key in module.warm:
+            choice.record(rows * length, 1 if one else choice.max_threads, elapsed)
+        module.warm.add(key)
+
+    def _tree(
+        self,
+        module: Module,
+        arrays: tuple[list[Any], list[Any], list[Any]],
+        flags: tuple[int, int],
+        sizes: tuple[int, int, int],
+    ) -> None:
+        """Chunk totals, their scan, the rescan (``_level`` with more than one chunk)."""
+        xs, zs, outs = arrays
+        rows, length, chunk = sizes
+        nch = cdiv(length, chunk)
+        i64 = np.int64
+        head = (i64(nch), i64(length), i64(chunk), i64(flags[0]), i64(flags[1]))
         xp = xp_for(self.target)
         totals = [xp.empty((rows, nch), dt) for dt in self.dts]
         module.launch("totals", rows * nch, *head, *xs, *zs, *totals, *self.caps)

@@ -138,5 +138,53 @@ def scan_module(target: str, combine_src: str, wrapper_src: str, m: int, n_caps:
     return "\n\n".join([combine_src, wrapper_src, totals, rescan]) + "\n"
 
 
+def fused_kernel(m: int, n_caps: int) -> str:
+    """Kernel ``fused``: what ``totals``, the one-chunk scan of the totals and ``rescan``
+    compute, in one pass on one thread, for rows of at most ``C`` chunks (the totals'
+    scan is then one sequential chunk). Each chunk is read once and folded twice: into
+    its total from its first element (``t``), and into the outputs from the previous
+    chunk's carry (``acc``); the carry then takes the total (``cr``). The same combines
+    in the same order as the tree: the same bits, at about a sequential scan's cost."""
+    caps = _names("u", n_caps)
+    acc, e, t, cr = (_names(p, m) for p in ("acc", "e", "t", "cr"))
+    xs, zs, os_ = (_names(p, m) for p in ("x", "z", "o"))
+
+    def into(dst: list[str], left: list[str], right: list[str]) -> str:
+        call = f"r_ = cmb({', '.join([*left, *right, *caps])})"
+        return "\n".join([call, *(f"{d} = r_[{k}]" for k, d in enumerate(dst))])
+
+    def copy(dst: list[str], src: list[str]) -> str:
+        return "\n".join(f"{d} = {x}" for d, x in zip(dst, src, strict=True))
+
+    put = "q_ = k if rev == 0 else L - 1 - k\n" + "\n".join(
+        f"{o}[row, q_] = acc{k}" for k, o in enumerate(os_)
+    )
+    chunk = "\n".join(
+        [
+            "k0 = ci * C",
+            "k1 = min(k0 + C, L)",
+            _get(m, "e", "k0"),
+            copy(t, e),
+            "if ci > 0:",
+            _indent(into(acc, cr, e)),
+            "else:",
+            _indent(copy(acc, e)),
+            "k = k0",
+            put,
+            "for k in range(k0 + 1, k1):",
+            _indent("\n".join([_get(m, "e", "k"), into(t, t, e), into(acc, acc, e), put])),
+            "if ci > 0:",
+            _indent(into(cr, cr, t)),
+            "else:",
+            _indent(copy(cr, t)),
+        ]
+    )
+    body = "\n".join(
+        ["row = w", "n_ = L - has_z", copy(cr, zs), "for ci in range(nch):", _indent(chunk)]
+    )
+    params = ["items", "nch", "L", "C", "has_z", "rev", *xs, *zs, *os_, *caps]
+    return f"def fused({', '.join(params)}):\n" + loop("cpu-seq", "items", "w", body)
+
+
 def _indent(text: str) -> str:
     return "\n".join("    " + line if line else "" for line in text.splitlines())
