@@ -7,8 +7,6 @@ combine function that captures values is scheduled on every call.
 
 from __future__ import annotations
 
-import os
-
 import numpy as np
 import pytest
 
@@ -19,14 +17,9 @@ from offload.acc.graph import compute as compute_graph
 from offload.acc.plan import FINAL, WIDE_CHUNK
 from offload.config import config
 from offload.targets import GPU
+from tests.acc.sim_lane import needs_simulator
 
-pytestmark = [
-    pytest.mark.sim,
-    pytest.mark.skipif(
-        not (os.environ.get("NUMBA_ENABLE_CUDASIM") == "1" and ol.config.gpu_simulator),
-        reason="sim lane: NUMBA_ENABLE_CUDASIM=1 OFFLOAD_GPU_SIMULATOR=1 python -m pytest -m sim",
-    ),
-]
+pytestmark = [pytest.mark.sim, needs_simulator]
 
 N = FINAL * WIDE_CHUNK + 3
 """Two stages: the first as an element kernel, the second in the fold tail."""

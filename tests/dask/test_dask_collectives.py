@@ -445,18 +445,6 @@ def test_target_g_gives_cupy_chunks_and_compute_s_bits_for_integers():
     same_bits(cupy.asnumpy(got[0]), ol.compute_s(ol.stencil(blur, FN, "wrap")))
 
 
-@pytest.fixture(scope="module")
-def cluster_client():
-    distributed = pytest.importorskip("distributed")
-    with (
-        distributed.LocalCluster(
-            n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0"
-        ) as cluster,
-        distributed.Client(cluster) as client,
-    ):
-        yield client
-
-
 @pytest.mark.filterwarnings("ignore::DeprecationWarning")
 @pytest.mark.filterwarnings("ignore::ResourceWarning")
 @pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")

@@ -152,18 +152,6 @@ def test_fold_all_combines_in_a_fixed_tree():
     assert first == second and abs(first - XN.sum()) < 1e-9
 
 
-@pytest.fixture(scope="module")
-def cluster_client():
-    distributed = pytest.importorskip("distributed")
-    with (
-        distributed.LocalCluster(
-            n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0"
-        ) as cluster,
-        distributed.Client(cluster) as client,
-    ):
-        yield client
-
-
 @pytest.mark.filterwarnings("ignore::DeprecationWarning")
 @pytest.mark.filterwarnings("ignore::ResourceWarning")
 @pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")

@@ -358,20 +358,6 @@ def test_meta_is_given_so_no_kernel_runs_while_the_graph_is_built(monkeypatch):
     assert ran == []
 
 
-@pytest.fixture(scope="module")
-def cluster_client():
-    distributed = pytest.importorskip("distributed")
-    # ":0": any free port for the scheduler's HTTP server (the default 8787 may be held by
-    # another cluster of a parallel test run: a warning, an error under -W error)
-    with (
-        distributed.LocalCluster(
-            n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0"
-        ) as cluster,
-        distributed.Client(cluster) as client,
-    ):
-        yield client
-
-
 @pytest.mark.filterwarnings("ignore::DeprecationWarning")
 @pytest.mark.filterwarnings("ignore::ResourceWarning")
 @pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")
