@@ -123,10 +123,12 @@ def streamed_fold(cp: Any, n: int, kind: str, link_in: float) -> dict[str, Any]:
         limit = ol.config.device_memory_limit
         ol.config.device_memory_limit = None
         try:
-            want = np.asarray(ol.compute_g(tree))
+            ref = ol.compute_g(tree)  # (a CuPy array in device mode)
+            want = np.asarray(ref.get() if hasattr(ref, "get") else ref)
         finally:
             ol.config.device_memory_limit = limit
-        same = np.asarray(got).tobytes() == want.tobytes()
+        host = np.asarray(got.get() if hasattr(got, "get") else got)
+        same = host.tobytes() == want.tobytes()
     share = moved / (link_in * 1e9) / seconds
     return {
         "seconds": seconds,
