@@ -1,8 +1,13 @@
-"""The CPU backends ``cpu-seq`` (one thread, ``numba.njit``) and ``cpu-par`` (``prange``).
+"""The CPU backends ``cpu-seq`` (one thread) and ``cpu-par`` (all cores).
 
 ``compile`` emits the kernel source (``offload.cpu.loopnest``), executes it and wraps the
-function in a numba dispatcher; numba specialises it per array layout (C, F, any-strided)
-on first use. Compiled kernels are cached in-process on the printed IR and the options.
+function in a ``numba.njit`` dispatcher; numba specialises it per array layout (C, F,
+any-strided) on first use. Compiled kernels are cached in-process on the printed IR and the
+options.
+
+A ``cpu-par`` kernel is compiled by numba's plain pipeline too, not its parallel one: it is
+a sequential function over a range of tasks (``PARALLEL_FLAGS`` says why and with what),
+which a shared parallel driver runs on numba's threads (``offload.cpu.parallel``).
 """
 
 from __future__ import annotations
@@ -21,7 +26,8 @@ import numpy as np
 
 from offload.backend import Launcher, Pinned
 from offload.cpu.diskcache import CpuDiskCache, kernel_key
-from offload.cpu.loopnest import CpuHooks, kernel_function
+from offload.cpu.loopnest import CpuHooks, kernel_function, task_count
+from offload.cpu.parallel import PARALLEL_FLAGS, ForkGuard, flags_compiler
 from offload.cpu.symbols import ensure_int128_helpers
 from offload.cpu.threads import ThreadChoice, now, quiet_threading
 from offload.diagnostics import CompileError, KernelFault, OffloadError, UnsupportedSyntax
@@ -55,40 +61,8 @@ def _source(fn: Function, options: CompileOptions, parallel: bool) -> tuple[str,
     if any(op.opcode is Opcode.LOCAL for op in fn.ops()):
         fn = run_pipeline(fn, options, pipeline=CPU_PIPELINE, registry=CPU_PASSES)
     hooks = CpuHooks(fn, options.bounds_check)
-    text = (
-        HEADER
-        + "from numba import prange\n\n\n"
-        + print_source(kernel_function(fn, hooks, parallel))
-    )
+    text = HEADER + "\n\n" + print_source(kernel_function(fn, hooks, parallel))
     return text, hooks
-
-
-class ForkGuard:
-    """Whether a ``cpu-par`` launch here would run in a child forked after its parent ran
-    parallel kernels on numba's GNU OpenMP threading layer, which kills such a child
-    ("fork() called from a process already using GNU OpenMP"). numba's fork-safe layer
-    (TBB) is not always installed and its ``workqueue`` layer aborts on concurrent calls
-    from several threads, so the child runs the sequential kernel instead."""
-
-    def __init__(self) -> None:
-        self.pid: int | None = None
-        """The process that first launched a parallel kernel."""
-
-    def launched(self) -> None:
-        """Note a parallel launch in this process (the first one counts)."""
-        if self.pid is None:
-            self.pid = os.getpid()
-
-    def in_forked_child(self) -> bool:
-        """True in a child forked after the parent's OpenMP threads started."""
-        if self.pid is None or self.pid == os.getpid():
-            return False
-        from numba.np.ufunc.parallel import threading_layer
-
-        try:
-            return bool(threading_layer() == "omp")  # type: ignore[no-untyped-call]
-        except ValueError:  # no layer started (cannot happen once the parent launched)
-            return False
 
 
 class CpuKernel:
@@ -96,14 +70,19 @@ class CpuKernel:
 
     def __init__(self, fn: Function, dispatcher: Any, hooks: CpuHooks, source: str) -> None:
         self.fn = fn
+        self.driver: Callable[[], Any] | None = None
+        """``cpu-par``: the parallel driver (``offload.cpu.parallel``), built on first need."""
         self.fork_guard: ForkGuard | None = None
-        """Set on ``cpu-par`` kernels (see ``ForkGuard``)."""
-        self.sequential: Callable[[], CpuKernel] | None = None
-        """The ``cpu-seq`` kernel of the same function, compiled on demand."""
-        self._sequential: CpuKernel | None = None
+        """``cpu-par``: see ``ForkGuard``."""
+        self.zero_d_captures: tuple[int, ...] = ()
+        """``cpu-par``: the captures that are 0-d arrays, passed as 1-element views
+        (numba's gufunc, the driver's ``prange`` body, takes a 0-d array for a scalar; the
+        kernel reads either with ``.item()``)."""
+        self._entries: dict[tuple[bytes, ...], int] = {}
+        """``cpu-par``: the kernel's entry address per argument types (numba's fingerprints
+        of the arguments, as its dispatcher keys its own lookup)."""
         self.threads: ThreadChoice | None = None
-        """``cpu-par``: one thread (the ``sequential`` kernel) or all, per launch
-        (``offload.cpu.threads``)."""
+        """``cpu-par``: one thread or all, per launch (``offload.cpu.threads``)."""
         self.dispatcher = dispatcher
         self.source = source
         self.sites = list(hooks.sites)
@@ -120,32 +99,31 @@ class CpuKernel:
         """Compute every element of ``shape`` into ``outs`` (one array per result)."""
         if any(n == 0 for n in shape):
             return
-        if self.fork_guard is not None and self.sequential is not None:
-            if self.fork_guard.in_forked_child():
-                self.sequential().launch(shape, outs, captures)
-                return
-            self.fork_guard.launched()
         choice = self.threads
-        if choice is None or self.sequential is None:
-            self._launch(shape, outs, captures)
+        if choice is None:
+            self._launch(shape, outs, captures, 1)
             return
-        # cpu-par: the sequential kernel or all threads, whichever measures faster
-        # (offload.cpu.threads); a launch that compiled is not a measurement.
+        # cpu-par: one thread or all, whichever measures faster (offload.cpu.threads); a
+        # launch that compiled is not a measurement.
         elements = math.prod(shape)
         threads = choice.pick(elements)
-        kernel = self if threads > 1 else self._sequential or self._compile_sequential()
-        warm = kernel._warm
+        if threads > 1 and self.fork_guard is not None:
+            if self.fork_guard.in_forked_child():
+                threads = 1
+            else:
+                self.fork_guard.launched()
+        warm = self._warm
         start = now()
-        kernel._launch(shape, outs, captures)
-        if warm:
-            choice.record(elements, threads, now() - start)
+        used = self._launch(shape, outs, captures, threads)
+        if warm and used is not None:
+            choice.record(elements, used, now() - start)
 
-    def _compile_sequential(self) -> CpuKernel:
-        assert self.sequential is not None
-        self._sequential = self.sequential()
-        return self._sequential
-
-    def _launch(self, shape: tuple[int, ...], outs: Sequence[Any], captures: Sequence[Any]) -> None:
+    def _launch(
+        self, shape: tuple[int, ...], outs: Sequence[Any], captures: Sequence[Any], threads: int
+    ) -> int | None:
+        """Run the kernel on up to ``threads`` threads (``cpu-par``); the number used, or
+        ``None`` for a first parallel launch with these argument types (which may have
+        compiled the driver, or started numba's threads: not a measurement)."""
         if any(type(o) is not np.ndarray for o in outs):
             outs = [host_array(o) for o in outs]  # writes land in the caller's memory
         if len(shape) == 0:
@@ -154,28 +132,72 @@ class CpuKernel:
             v if t is None else t.dtype.type(v)
             for v, t in zip(captures, self.scalar_types, strict=True)
         ]
+        for k in self.zero_d_captures:
+            caps[k] = caps[k].reshape(1)
         err = np.zeros(self.err_size, np.int64)
+        args = (*shape, *outs, *caps, err)
+        used: int | None = 1
         try:
-            if not self._warm:
-                self._first_call(shape, outs, caps, err)
-            elif self.loop_vectorize:
-                try:
-                    self.dispatcher(*shape, *outs, *caps, err)
-                except RecursionError:  # compiling a new array layout's specialisation
-                    self._first_call(shape, outs, caps, err)
-            else:  # a new array layout compiles a new specialisation
-                with self._room():
-                    _without_loop_vectoriser(lambda: self.dispatcher(*shape, *outs, *caps, err))
+            if self.driver is None:
+                self._call(args)
+            else:
+                tasks = task_count(shape)
+                used = min(threads, tasks)
+                if used > 1:
+                    used = used if self._run_ranges(tasks, used, args) else None
+                else:
+                    self._call((0, tasks, *args))
         except IndexError as exc:  # numba's own boundscheck (e.g. an out= of the wrong shape)
             raise KernelFault.at(
                 f"out-of-bounds access in the kernel of '{self.fn.name}': {exc}", self.fn.span
             ) from None
         if self.checked and err[0] != 0:
             raise self._bounds_error(err)
+        return used
 
-    def _first_call(
-        self, shape: tuple[int, ...], outs: Sequence[Any], caps: list[Any], err: Any
-    ) -> None:
+    def _run_ranges(self, tasks: int, ranges: int, args: tuple[Any, ...]) -> bool:
+        """The kernel over ``ranges`` contiguous ranges of its tasks at once on numba's
+        threads, by the parallel driver (``offload.cpu.parallel``); False where these
+        argument types were new to it."""
+        from numba._dispatcher import compute_fingerprint
+
+        assert self.driver is not None
+        try:
+            key: tuple[bytes, ...] | None = tuple(map(compute_fingerprint, args))
+        except (TypeError, ValueError, NotImplementedError):  # (no fingerprint: look each time)
+            key = None
+        entry = self._entries.get(key) if key is not None else None
+        if entry is not None:
+            self.driver()(entry, tasks, ranges, args)
+            return True
+        from numba.core.errors import NumbaWarning
+
+        from offload.cpu.parallel import entry_address
+
+        self._call((0, 0, *args))  # compiles the kernel for these types here, if new
+        types = tuple(self.dispatcher.typeof_pyval(a) for a in (0, 0, *args))
+        entry = entry_address(self.dispatcher, types)
+        if key is not None:
+            self._entries[key] = entry
+        with warnings.catch_warnings():  # the driver may compile for these types
+            warnings.simplefilter("ignore", NumbaWarning)
+            self.driver()(entry, tasks, ranges, args)
+        return False
+
+    def _call(self, args: tuple[Any, ...]) -> None:
+        """``dispatcher(*args)``, compiling a specialisation where the types are new."""
+        if not self._warm:
+            self._first_call(args)
+        elif self.loop_vectorize:
+            try:
+                self.dispatcher(*args)
+            except RecursionError:  # compiling a new array layout's specialisation
+                self._first_call(args)
+        else:  # a new array layout compiles a new specialisation
+            with self._room():
+                _without_loop_vectoriser(lambda: self.dispatcher(*args))
+
+    def _first_call(self, args: tuple[Any, ...]) -> None:
         from numba.core.errors import NumbaError, NumbaWarning
 
         # numba compiles on first call; its performance hints are not the user's business
@@ -184,9 +206,9 @@ class CpuKernel:
             warnings.simplefilter("ignore", NumbaWarning)
             try:
                 if self.loop_vectorize:
-                    self.dispatcher(*shape, *outs, *caps, err)
+                    self.dispatcher(*args)
                 else:
-                    _without_loop_vectoriser(lambda: self.dispatcher(*shape, *outs, *caps, err))
+                    _without_loop_vectoriser(lambda: self.dispatcher(*args))
             except NumbaError as exc:
                 if from_recursion(exc):
                     raise self._too_large() from None
@@ -272,6 +294,7 @@ class CpuBackend:
         self._cache: dict[tuple[str, str], CpuKernel] = {}
         self._lock = threading.Lock()
         self.fork_guard = ForkGuard() if parallel else None
+        self._driver: Any = None
         if parallel:
             quiet_threading()
 
@@ -312,7 +335,10 @@ class CpuBackend:
             "fastmath": options.fastmath,
             "nogil": True,
         }
-        key = kernel_key(src, f"{options.key()};{sorted(flags.items())}", self.name)
+        extra = tuple(sorted(PARALLEL_FLAGS.items())) if self.parallel else ()
+        compiler = flags_compiler(extra) if extra else None
+        flags_key = f"{options.key()};{sorted(flags.items())}" + (f";{extra}" if extra else "")
+        key = kernel_key(src, flags_key, self.name)
         try:
             # From the disk cache's file where there is one (numba then caches the machine
             # code beside it), else from memory.
@@ -326,16 +352,33 @@ class CpuBackend:
             raise CompileError.at(
                 f"offload emitted invalid kernel source for '{fn.name}': {exc}", fn.span
             ) from None
-        dispatcher = numba.njit(parallel=self.parallel, **flags)(py_func)
+        dispatcher = numba.njit(pipeline_class=compiler, **flags)(py_func)
         if flags["cache"]:
             _quiet_cache_saves(dispatcher)
         kernel = CpuKernel(fn, dispatcher, hooks, src)
         kernel.loop_vectorize = not (self.parallel and divides_under_a_branch(fn))
         if self.fork_guard is not None:
+            kernel.zero_d_captures = tuple(
+                k
+                for k, c in enumerate(fn.captures)
+                if isinstance(c.type, ArrayType) and c.type.ndim == 0
+            )
             kernel.fork_guard = self.fork_guard
-            kernel.sequential = lambda: CPU_SEQ.compile(fn, options)
+            kernel.driver = self.driver
             kernel.threads = ThreadChoice(int(numba.config.NUMBA_NUM_THREADS))  # type: ignore[attr-defined]
         return kernel
+
+    def driver(self) -> Any:
+        """``cpu-par``'s parallel driver (``offload.cpu.parallel``), built on first need."""
+        if self._driver is None:
+            from offload.cpu.parallel import build_driver
+
+            driver = build_driver(DISK)
+            _quiet_cache_saves(driver)
+            with self._lock:
+                if self._driver is None:
+                    self._driver = driver
+        return self._driver
 
     def allocate(self, shape: tuple[int, ...], dtypes: Sequence[np.dtype[Any]]) -> list[Any]:
         """Fresh C-contiguous output arrays, one per dtype."""

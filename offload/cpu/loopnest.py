@@ -1,20 +1,37 @@
 """The CPU kernel around an element body: hooks over numba arrays and the loop nest.
 
-The generated kernel for a rank-2 function with one result and one captured array::
+The generated ``cpu-seq`` kernel for a rank-2 function with one result and one captured
+array::
 
     def kernel(n0, n1, out0, c0, err):
         for i0 in range(n0):
             for i1 in range(n1):
                 <element body: x_2 = c0[i0, i1] ... out0[i0, i1] = x_4>
 
-``cpu-par`` parallelises over tiles of the row-major index space instead: ``prange`` runs
-over (all outer rows) x (tiles of the last axis), so the work divides well whether the outer
-extent is small or large, while each tile's innermost loop stays unit-stride.
+The ``cpu-par`` kernel is a sequential kernel over a range of *tasks*, compiled by numba's
+plain pipeline; ``offload.cpu.parallel`` runs contiguous ranges of tasks on numba's
+threads::
+
+    def kernel(t0, t1, n0, n1, out0, c0, err):
+        tiles = (n1 + 2047) // 2048
+        <row i0 and tile of task t0>
+        for task in range(t0, t1):
+            for i1 in range(tile * 2048, min(tile * 2048 + 2048, n1)):
+                <element body>
+            <next tile, or the first tile of the next row>
+
+A task is an element for rank 1 and, for rank >= 2, a tile of ``TILE`` elements of one
+row (``task_count``), so the work divides well whether the outer extent is small or large
+while each tile's innermost loop stays unit-stride. It is not a numba ``prange``: numba's
+parallel pipeline types, simplifies and lowers the element body a second time (as the
+body of the gufunc it outlines), which made a 9-way ``if``/``elif`` float32 stencil
+compile 2.6 s cold against 0.9 s sequentially (docs/ports.md, "Compile time").
 """
 
 from __future__ import annotations
 
 import ast
+import math
 from collections.abc import Sequence
 
 from offload.diagnostics import Span
@@ -24,7 +41,9 @@ from offload.ir.core import Function
 from offload.ir.types import ArrayType, LocalType, ScalarType
 
 TILE = 2048
-"""Elements of the last axis per parallel task (cpu-par)."""
+"""Elements of the last axis per task of a rank >= 2 ``cpu-par`` kernel."""
+RANGE_PARAMS = ("t0", "t1")
+"""The ``cpu-par`` kernel's first parameters: it computes tasks ``t0 <= task < t1``."""
 
 MAX_NESTED_RANK = 3
 """``cpu-seq`` nests one loop per axis up to this rank; above it, one loop over the rows
@@ -121,39 +140,48 @@ def assign_item(arr: str, k: int, value: ast.expr) -> ast.stmt:
 
 
 def kernel_function(fn: Function, hooks: CpuHooks, parallel: bool) -> list[ast.stmt]:
-    """The ``def kernel(n0.., out0.., c0.., err)`` statement that fills the outputs.
+    """The ``def kernel(n0.., out0.., c0.., err)`` statement that fills the outputs; with
+    ``parallel``, ``def kernel(t0, t1, n0.., out0.., c0.., err)``, which fills those of
+    tasks ``t0 <= task < t1`` (see the module doc and ``task_count``).
 
     Local arrays (``np.empty`` in numba: a heap allocation, ~40 ns) are allocated once per
-    kernel call in ``cpu-seq`` and once per parallel task (``TILE`` elements) in
-    ``cpu-par``, never per element: each element writes before it reads (the frontend's
-    fill and stores), so reusing the storage changes no value."""
+    kernel call (in ``cpu-par``, once per range of tasks: one per thread), never per element:
+    each element writes before it reads (the frontend's fill and stores), so reusing the
+    storage changes no value."""
     body, allocations = emit_body_and_locals(fn, hooks)
     rank = fn.n_index
     params = [f"n{k}" for k in range(rank)]
     params += [f"out{k}" for k in range(len(fn.result_types))]
     params += [f"c{k}" for k in range(len(fn.captures))]
     params.append("err")
+    if parallel:
+        return [_def("kernel", [*RANGE_PARAMS, *params], [*allocations, *_tasks(rank, body)])]
     if rank == 0:
         nest = [*allocations, *body]
-    elif parallel and (rank >= 2 or allocations):
-        nest = _tiled(rank, body, allocations)
     elif rank > MAX_NESTED_RANK:
         nest = [*allocations, *_rows(rank, body)]
     else:
         nest = body
         for k in reversed(range(rank)):
-            rng = "prange" if parallel and k == 0 else "range"
-            nest = _index_loop(k, expr(f"{rng}(n{k})"), nest)
+            nest = _index_loop(k, expr(f"range(n{k})"), nest)
         nest = [*allocations, *nest]
     return [_def("kernel", params, nest)]
+
+
+def task_count(shape: tuple[int, ...]) -> int:
+    """The tasks of a ``cpu-par`` kernel over ``shape``: one for rank 0, an element each
+    for rank 1, else ``TILE`` elements of one row each (the last tile of a row shorter)."""
+    if len(shape) <= 1:
+        return shape[0] if shape else 1
+    return math.prod(shape[:-1]) * -(-shape[-1] // TILE)
 
 
 def _index_loop(k: int, iterable: ast.expr, body: list[ast.stmt]) -> list[ast.stmt]:
     """``for _rK in iterable: iK = np.int64(_rK); body``.
 
-    numba types a ``prange`` variable as unsigned in its parallel lowering; an index that
-    then meets signed int64 arithmetic (``k = i0; k += 10``) would unify to float64. The
-    IR says index parameters are i64, so the kernel says so too.
+    The IR says index parameters are i64, so the kernel says so whatever numba makes of the
+    loop variable (it types a ``prange`` variable as unsigned, and an index that then meets
+    signed int64 arithmetic, ``k = i0; k += 10``, would unify to float64).
     """
     loop_body = [assign(f"i{k}", expr(f"np.int64(_r{k})")), *body]
     return [ast.For(ast.Name(f"_r{k}", ast.Store()), iterable, loop_body, [])]
@@ -187,24 +215,42 @@ def _rows(rank: int, body: list[ast.stmt]) -> list[ast.stmt]:
     return [ast.For(ast.Name("row", ast.Store()), expr(f"range({rows})"), inner, [])]
 
 
-def _tiled(rank: int, body: list[ast.stmt], allocations: list[ast.stmt]) -> list[ast.stmt]:
+def _tasks(rank: int, body: list[ast.stmt]) -> list[ast.stmt]:
+    """``cpu-par``'s loop over tasks ``t0 .. t1 - 1`` (``task_count``). For rank >= 2 the
+    first task's row and tile are decoded once and each task then steps them as an
+    odometer: dividing per task (the tile by the tile count, the row by each extent) cost a
+    7-point stencil of 66-element rows a quarter of its time."""
+    tasks = expr("range(t0, t1)")
+    if rank == 0:
+        return [ast.For(ast.Name("task", ast.Store()), tasks, body, [])]
+    if rank == 1:
+        return _index_loop(0, tasks, body)
     last = rank - 1
-    rows = " * ".join(f"n{k}" for k in range(last)) or "1"
-    first: ast.stmt
-    unravel: list[ast.stmt] = []
-    if rank == 1:  # one row of tiles (a rank-1 kernel with local arrays)
-        first = assign("q0", expr("np.int64(task) // tiles"))
-    else:
-        first, *unravel = _unravel(expr("np.int64(task) // tiles"), rank)
-    inner: list[ast.stmt] = [
-        first,
-        assign("lo", expr(f"(task - q0 * tiles) * {TILE}")),
-        assign("hi", expr(f"min(lo + {TILE}, n{last})")),
-        *unravel,
-        *allocations,  # one storage per task (per thread at a time)
+    first, *unravel = _unravel(expr("t0 // tiles"), rank)
+    step: list[ast.stmt] = [
+        _add("tile", 1),
+        ast.If(
+            expr("tile == tiles"), [assign("tile", ast.Constant(0)), _add(f"i{last - 1}", 1)], []
+        ),
     ]
-    inner.extend(_index_loop(last, expr("range(lo, hi)"), body))
+    for k in reversed(range(1, last)):  # carries, innermost first: one pass settles them
+        wrap = [assign(f"i{k}", ast.Constant(0)), _add(f"i{k - 1}", 1)]
+        step.append(ast.If(expr(f"i{k} == n{k}"), wrap, []))
+    tile: list[ast.stmt] = [
+        assign("lo", expr(f"tile * {TILE}")),
+        assign("hi", expr(f"min(lo + {TILE}, n{last})")),
+        *_index_loop(last, expr("range(lo, hi)"), body),
+        *step,
+    ]
     return [
         assign("tiles", expr(f"(n{last} + {TILE - 1}) // {TILE}")),
-        ast.For(ast.Name("task", ast.Store()), expr(f"prange({rows} * tiles)"), inner, []),
+        first,
+        assign("tile", expr("t0 - q0 * tiles")),
+        *unravel,
+        ast.For(ast.Name("task", ast.Store()), tasks, tile, []),
     ]
+
+
+def _add(target: str, k: int) -> ast.stmt:
+    """``target += k``."""
+    return ast.AugAssign(ast.Name(target, ast.Store()), ast.Add(), ast.Constant(k))

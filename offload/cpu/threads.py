@@ -16,10 +16,11 @@ a 2-core machine, ``benchmarks``: 16-64 k elements) and all threads above. While
 machine is loaded (``ThreadChoice.loaded``: other processes keep every core busy) one
 thread is chosen and all threads are not tried.
 
-One thread means the ``cpu-seq`` kernel of the same function (compiled on first need, and
-cached on disk like any kernel), not the parallel kernel on one thread: numba's parallel
-loop on one thread still pays its scheduler and, in some kernels, loses vectorisation (a
-7-point stencil measured 2x slower than the sequential kernel that way).
+One thread means the ``cpu-par`` kernel's whole range of tasks on the calling thread (a
+sequential numba function, ``offload.cpu.loopnest``): no scheduler, and no second kernel
+to compile. All threads means ``max_threads`` ranges of the tasks on numba's threads
+(``offload.cpu.parallel``; ``numba.set_num_threads`` makes them fewer threads, each then
+running several ranges).
 
 ``quiet_threading`` makes numba's OpenMP pool sleep rather than spin between launches
 (``OMP_WAIT_POLICY=PASSIVE``, unless the user set it): a spinning pool takes the cores that

@@ -79,9 +79,9 @@ def test_a_fresh_process_loads_compute_s_and_compute_p_kernels_from_the_disk(tmp
     cache = tmp_path / "cache"
     first = _run(tmp_path, cache)
     assert first["misses"] == 2 and first["hits"] == 0  # the two kernels launched
-    # (compute_p's small work runs its sequential kernel: its parallel one is cached too)
+    # (compute_p's small work runs its own kernel on one thread: no cpu-seq kernel)
     entries = int(_info(cache)["cpu_entries"])
-    assert entries == 3
+    assert entries == 2
     second = _run(tmp_path, cache)
     assert second == {"hits": 2, "misses": 0, "warnings": []}
     assert int(_info(cache)["cpu_entries"]) == entries

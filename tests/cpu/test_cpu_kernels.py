@@ -125,8 +125,10 @@ def test_bounds_checked_kernel_computes_in_bounds_reads(backend: CpuBackend) -> 
 
 
 def test_source_shows_parallel_tiles_and_line_comments() -> None:
+    # cpu-par: a range of tasks (elements for rank 1, row tiles above) that the shared
+    # driver runs on numba's threads (offload.cpu.parallel; tests/cpu/test_compile_time_rules.py)
     text = CPU_PAR.source(_shifted_read(), OPTS)
-    assert "prange(n0)" in text and "# offload: k.py:2" in text
+    assert "for _r0 in range(t0, t1):" in text and "# offload: k.py:2" in text
     tiled = CPU_PAR.source(_AFFINE[3], OPTS)
-    assert "prange(n0 * n1 * tiles)" in tiled
+    assert "for task in range(t0, t1):" in tiled and "tiles = (n2 + 2047) // 2048" in tiled
     assert "prange(" not in CPU_SEQ.source(_AFFINE[3], OPTS)
