@@ -131,7 +131,9 @@ class Calls:
     def call_intrinsic(self, intr: Intrinsic, func: PyObj, args: list[Val], node: ast.Call) -> Val:
         if intr.kind == "reduce":
             return Reductions(self.core, self.arith).reduce(intr.name, args, node)
-        if intr.kind in ("ufunc", "dtype") and any(isinstance(a, View | Elementwise) for a in args):
+        if intr.kind in ("ufunc", "dtype") and any(
+            isinstance(a, View | Elementwise | LocalArray) for a in args
+        ):
             return self._elementwise(intr, func, args, node)
         if intr.kind == "builtin":
             return self._builtin(intr.name, args, node)
@@ -159,6 +161,7 @@ class Calls:
     def _elementwise(self, intr: Intrinsic, func: PyObj, args: list[Val], node: ast.Call) -> Val:
         """A NumPy function applied to a view: lowered element by element where read."""
         views = self.exprs.views
+        args = [views.local(a) if isinstance(a, LocalArray) else a for a in args]
         keys = [
             views.key(a) if isinstance(a, View | Elementwise) else _key(self.core.scalar(a, n))
             for a, n in zip(args, node.args, strict=True)

@@ -14,7 +14,7 @@ from typing import Any
 from offload.frontend.arith import Arith
 from offload.frontend.core import ExprHandler, LoweringCore
 from offload.frontend.optables import COMPARE
-from offload.frontend.values import Elementwise, Scalar, Val, View
+from offload.frontend.values import Elementwise, LocalArray, Scalar, Val, View
 from offload.frontend.views import Views
 
 
@@ -55,7 +55,10 @@ class Conditions:
         right0: Val | None = None
         if len(node.ops) == 1 and type(node.ops[0]) in COMPARE:
             right0 = self.core.expr(node.comparators[0])
-            if any(isinstance(v, View | Elementwise) for v in (left, right0)):
+            if any(
+                isinstance(v, View | Elementwise) or (isinstance(v, LocalArray) and not v.weak)
+                for v in (left, right0)
+            ):
                 self.core.at(node)  # row > t: elementwise (frontend/views.py)
                 views = Views(self.core, self.arith)
                 return views.compare(COMPARE[type(node.ops[0])], left, right0, node)

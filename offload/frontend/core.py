@@ -91,6 +91,9 @@ class LoweringCore:
         """Helpers, modules and other objects resolved at compile time, by path: the
         compiled kernel is only valid while each path still leads to the same object."""
         self.inline_stack: list[object] = []
+        self.settle: Callable[[Val, ast.AST], Val] = lambda val, node: val
+        """Every expression's value passes here: an array expression over a local array
+        is computed at once (``LocalArrays.settle``, set by ``Lowering.new``)."""
         self._expr_handlers: dict[type[ast.AST], ExprHandler] = {}
         self._stmt_handlers: dict[type[ast.AST], StmtHandler] = {}
 
@@ -114,7 +117,7 @@ class LoweringCore:
         handler = self._expr_handlers.get(type(node))
         if handler is None:
             raise self.unsupported(node)
-        return handler(node)
+        return self.settle(handler(node), node)
 
     def stmts(self, body: list[ast.stmt]) -> None:
         """Lower a statement list, stopping at unreachable code (deny by default)."""

@@ -91,7 +91,7 @@ class Exprs:
             return Reductions(self.core, self.arith).matmul(left, right, node)
         if op == "add" and isinstance(left, TupleVal) and isinstance(right, TupleVal):
             return TupleVal(left.items + right.items)
-        if any(isinstance(v, View | Elementwise) for v in (left, right)):
+        if any(map(_numpy_array, (left, right))):
             self.core.at(node)
             return self.views.binop(op, left, right, node)
         a = self.core.scalar(left, node.left)
@@ -111,9 +111,12 @@ class Exprs:
             self.core.at(node)
             return self.core.const(-(2**63), (I64, True))
         operand_val = self.core.expr(node.operand)
-        if isinstance(operand_val, View | Elementwise) and not isinstance(node.op, ast.Not):
+        if _numpy_array(operand_val) and not isinstance(node.op, ast.Not):
             self.core.at(node)
             name = {ast.USub: "neg", ast.UAdd: "pos", ast.Invert: "invert"}[type(node.op)]
+            if isinstance(operand_val, LocalArray):
+                operand_val = self.views.local(operand_val)
+            assert isinstance(operand_val, View | Elementwise)
             return self.views.unary(name, operand_val, node)
         val = self.core.scalar(operand_val, node.operand)
         self.core.at(node)
@@ -232,3 +235,9 @@ class Exprs:
 
     def shape(self, base: ArrayRef, axis: int) -> Scalar:
         return Scalar(self.core.b.shape(base.value, axis), True, None, True)
+
+
+def _numpy_array(v: Val) -> bool:
+    """Whether an operator on ``v`` is NumPy's elementwise one: a view, an expression or a
+    local NumPy array (a list's ``+`` and ``*`` are Python's: concatenation, repetition)."""
+    return isinstance(v, View | Elementwise) or (isinstance(v, LocalArray) and not v.weak)

@@ -48,6 +48,7 @@ _CONST_OPS: dict[type[ast.operator], Callable[[int, int], int]] = {
     ast.RShift: operator.rshift,
 }
 CONSTRUCTORS = ("zeros", "empty", "ones", "full", "array")
+
 """The NumPy functions that make a local array (``intrinsics.py`` registers them)."""
 
 
@@ -96,12 +97,12 @@ class LocalArrays:
                 dtype = _array_dtype([fill])
         elem = dtype or F64
         self.core.at(node)
-        arr = self._new(LocalType(elem, shape), False, f"np.{kind}", node)
+        arr = self.new(LocalType(elem, shape), False, f"np.{kind}", node)
         if kind in ("zeros", "ones"):
             fill = self.core.const(int(kind == "ones"), (I64, True))
         if fill is not None:
             self.core.at(node)
-            value = self._converted(fill, elem, node)
+            value = self.converted(fill, elem, node)
             self.core.b.local_fill(arr.value, value)
         return arr
 
@@ -115,7 +116,7 @@ class LocalArrays:
         if key is None:
             raise self.core.error(TypeMismatch, "the list's elements do not combine", node)
         self.core.at(node)
-        arr = self._new(LocalType(key[0], (len(items),)), key[1], "list", node)
+        arr = self.new(LocalType(key[0], (len(items),)), key[1], "list", node)
         self._store_all(arr, items, node)
         return arr
 
@@ -146,9 +147,9 @@ class LocalArrays:
         size = max(n, 0) * len(items)
         self._check_size((size,), node)
         self.core.at(node)
-        arr = self._new(LocalType(key[0], (size,)), key[1], "list", node)
+        arr = self.new(LocalType(key[0], (size,)), key[1], "list", node)
         if len(items) == 1:
-            self.core.b.local_fill(arr.value, self._converted(items[0], key[0], node))
+            self.core.b.local_fill(arr.value, self.converted(items[0], key[0], node))
         else:
             self._store_all(arr, items * n, node)
         return arr
@@ -179,11 +180,11 @@ class LocalArrays:
         items = [self.core.scalar(self.core.expr(e), e, "an array element") for e in nodes]
         elem = dtype or _array_dtype(items)
         self.core.at(node)
-        arr = self._new(LocalType(elem, shape), False, "np.array", node)
+        arr = self.new(LocalType(elem, shape), False, "np.array", node)
         self._store_all(arr, items, node)
         return arr
 
-    def _new(self, t: LocalType, weak: bool, origin: str, node: ast.AST) -> LocalArray:
+    def new(self, t: LocalType, weak: bool, origin: str, node: ast.AST) -> LocalArray:
         self._check_size(t.shape, node)
         once = self.core.b.block is self.core.b.function.entry
         return LocalArray(self.core.b.local(t), weak, origin, once)
@@ -193,9 +194,9 @@ class LocalArrays:
         for k, s in enumerate(items):
             index = [k] if len(shape) == 1 else [k // shape[1], k % shape[1]]
             ix = [self.core.b.const(i, I64) for i in index]
-            self.core.b.local_store(arr.value, ix, self._converted(s, arr.type.elem, node))
+            self.core.b.local_store(arr.value, ix, self.converted(s, arr.type.elem, node))
 
-    def _converted(self, s: Scalar, elem: ScalarType, node: ast.AST) -> Any:
+    def converted(self, s: Scalar, elem: ScalarType, node: ast.AST) -> Any:
         """``s`` as the element type, as NumPy's ``a[k] = s`` converts it (float -> int
         truncates; a Python int the type cannot hold is NumPy's OverflowError)."""
         if s.type.is_float and elem.is_int:
@@ -341,7 +342,7 @@ class LocalArrays:
         ix = self.index(arr, _index_nodes(target), target)
         s = self.core.scalar(value, node, "the value stored")
         self.core.at(node)
-        self.core.b.local_store(arr.value, ix, self._converted(s, arr.type.elem, node))
+        self.core.b.local_store(arr.value, ix, self.converted(s, arr.type.elem, node))
 
     def augment(self, node: ast.AugAssign) -> None:
         """``t[k] op= value``: the index evaluated once, as Python does."""
@@ -353,7 +354,7 @@ class LocalArrays:
         rhs = self.core.scalar(self.core.expr(node.value), node.value)
         self.core.at(node)
         new = self.arith.binop(BINOPS[type(node.op)], current, rhs, node)
-        self.core.b.local_store(arr.value, ix, self._converted(new, arr.type.elem, node))
+        self.core.b.local_store(arr.value, ix, self.converted(new, arr.type.elem, node))
 
     def _target_array(self, target: ast.Subscript) -> LocalArray:
         base = self.core.expr(target.value)

@@ -21,9 +21,11 @@ from offload.frontend.arith import Arith
 from offload.frontend.core import Edge, Env, LoopContext, LoweringCore, StmtHandler
 from offload.frontend.intrinsics import lookup_intrinsic
 from offload.frontend.promote import TypeKey, join
+from offload.frontend.sequences import Sequence_, tuple_sequence
 from offload.frontend.values import (
     ArrayRef,
     Elementwise,
+    LocalArray,
     PyObj,
     Scalar,
     TupleVal,
@@ -140,6 +142,8 @@ class Loops:
             return self._tuple_sequence(val, it)
         if isinstance(val, ArrayRef) and val.type.ndim > 0:
             val = views.full(val)
+        if isinstance(val, LocalArray):  # read live at each step, as Python iterates
+            val = views.local(val, weak=True)
         if isinstance(val, View | Elementwise):
             arr = val
             self.core.at(it)
@@ -153,33 +157,7 @@ class Loops:
         )
 
     def _tuple_sequence(self, t: TupleVal, it: ast.expr) -> Sequence_:
-        """A tuple of numbers: item ``k`` picked by a chain of selects (one joined type)."""
-        items = [
-            self.core.scalar(x, it, "an item of a tuple iterated by a for loop") for x in t.items
-        ]
-        key = join(*((s.type, s.weak) for s in items)) if items else (I64, True)
-        if key is None:
-            raise self.core.error(
-                TypeMismatch,
-                "a for loop over a tuple needs items of types that combine",
-                it,
-                hint="iterate over a tuple of numbers of one kind",
-            )
-        self.core.at(it)
-        conv = [self.core.convert(s, key[0], key[1]) for s in items]
-        v = self.views
-
-        def item(k: Scalar) -> Val:
-            if not conv:  # an empty tuple: the body never runs
-                return v.i64(0)
-            picked = conv[-1]
-            for j in range(len(conv) - 2, -1, -1):
-                here = self.arith.compare(Opcode.EQ, k, v.i64(j), it)
-                picked = v.select(here, conv[j], picked)
-                picked = Scalar(picked.value, key[1])
-            return picked
-
-        return Sequence_(v.i64(len(conv)), item)
+        return tuple_sequence(self.core, self.arith, t, it)
 
     def _range_length(self, start: Scalar, stop: Scalar, step: Scalar) -> Scalar:
         """``len(range(start, stop, step))`` for a step not known to be positive."""
@@ -468,14 +446,6 @@ def _widen(spec: Spec, back: list[Edge]) -> Spec | None:
                 new_keys[k] = j
         out[name] = (shape, new_keys)
     return out
-
-
-@dataclass(frozen=True)
-class Sequence_:
-    """What a for loop iterates: a length and the item at a position in [0, length)."""
-
-    length: Scalar
-    item: Callable[[Scalar], Val]
 
 
 def _target_names(target: ast.expr) -> set[str]:

@@ -27,6 +27,7 @@ from offload.frontend.core import FunctionContext, LoweringCore, make_index_scal
 from offload.frontend.expr import Exprs
 from offload.frontend.inline import Inliner
 from offload.frontend.local_arrays import LocalArrays
+from offload.frontend.local_exprs import LocalExprs
 from offload.frontend.loops import Loops
 from offload.frontend.names import Names
 from offload.frontend.nodes import ArrayNode, delayed_key
@@ -83,6 +84,7 @@ class Lowering:
         core.add_handlers(exprs=Conditions(core, arith).handlers())
         core.add_handlers(exprs=Calls(core, arith, exprs, inliner, tree).handlers())
         core.add_handlers(exprs=LocalArrays(core, arith, names).handlers())
+        core.settle = LocalExprs(core, arith, names).settle
         core.add_handlers(stmts=Statements(core, arith, names).handlers())
         core.add_handlers(stmts=Loops(core).handlers())
         return cls(core, inliner, tree)

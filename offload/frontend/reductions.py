@@ -30,8 +30,17 @@ from offload.diagnostics import TypeMismatch
 from offload.frontend.arith import Arith
 from offload.frontend.core import LoweringCore
 from offload.frontend.promote import binary_result, describe_key
-from offload.frontend.values import ArrayRef, Elementwise, Scalar, TupleVal, Val, View, describe
-from offload.frontend.views import ArrayLike, Views
+from offload.frontend.values import (
+    ArrayRef,
+    Elementwise,
+    LocalArray,
+    Scalar,
+    TupleVal,
+    Val,
+    View,
+    describe,
+)
+from offload.frontend.views import ArrayLike, Views, reads_local
 from offload.ir.core import Value
 from offload.ir.ops import Opcode
 from offload.ir.types import BOOL, F64, I64, U64, ScalarType
@@ -80,9 +89,13 @@ class Reductions:
         assert name == "norm"
         return self.norm(x, node)
 
-    def _operand(self, v: Val, node: ast.AST, name: str) -> ArrayLike:
+    def _operand(self, v: Val, node: ast.AST, name: str, weak: bool = False) -> ArrayLike:
+        """``v`` as something with elements; a local array is read here, where the
+        reduction is written (``weak``: a list's elements as Python numbers)."""
         if isinstance(v, ArrayRef) and v.type.ndim > 0:
             return self.views.full(v)
+        if isinstance(v, LocalArray):
+            return self.views.local(v, weak)
         if isinstance(v, View | Elementwise):
             return v
         raise self.core.error(
@@ -242,7 +255,7 @@ class Reductions:
             for item in args[0].items:
                 acc = self.arith.binop("add", acc, self.core.scalar(item, node.args[0]), node)
             return acc
-        x = self._operand(args[0], node.args[0], "sum")
+        x = self._operand(args[0], node.args[0], "sum", weak=True)
         self.core.at(node)
         lengths = self.views.lengths(x)
         if len(lengths) != 1:
@@ -386,7 +399,7 @@ class Reductions:
             return self.dot(a, c, t)
 
         lengths = (*lu[:-1], *lw[1:])
-        return Elementwise(lengths, (t, False), element)
+        return Elementwise(lengths, (t, False), element, True, reads_local(u) or reads_local(w))
 
     def dot(self, u: ArrayLike, w: ArrayLike, t: ScalarType) -> Scalar:
         """``u · w`` over the longer length: a shorter operand is read out of bounds."""
@@ -419,7 +432,9 @@ def _column(views: Views, w: ArrayLike, j: Scalar) -> ArrayLike:
         index[axes[1]] = views.add(ax.start, views.mul(j, ax.step))
         return View(w.base, tuple(index), w.name)
     fn = w.element
-    return Elementwise(w.lengths[:1], w.key, lambda pos, g: fn((pos[0], j), g), w.uniform)
+    return Elementwise(
+        w.lengths[:1], w.key, lambda pos, g: fn((pos[0], j), g), w.uniform, w.reads_local
+    )
 
 
 def _sum_type(t: ScalarType) -> ScalarType:

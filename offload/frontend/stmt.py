@@ -10,6 +10,7 @@ from offload.diagnostics import Span, TypeMismatch, UnsupportedSyntax
 from offload.frontend.arith import Arith
 from offload.frontend.core import RESULT, Edge, LoweringCore, StmtHandler
 from offload.frontend.local_arrays import LocalArrays
+from offload.frontend.local_exprs import LocalExprs
 from offload.frontend.names import Names
 from offload.frontend.values import LocalArray, Scalar, TupleVal, Val, describe, flatten
 
@@ -74,9 +75,11 @@ class Statements:
         if not isinstance(node.target, ast.Name):
             # a[i] += x, o.x += y: reported by analysis/writes.py before lowering
             raise self.core.unsupported(node.target, "this assignment target")
-        current = self.core.scalar(
-            self.names.resolve_name(node.target.id, node.target), node.target
-        )
+        target = self.names.resolve_name(node.target.id, node.target)
+        if isinstance(target, LocalArray):  # v += w: in place, as NumPy does
+            LocalExprs(self.core, self.arith, self.names).augment_whole(target, node)
+            return
+        current = self.core.scalar(target, node.target)
         rhs = self.core.scalar(self.core.expr(node.value), node.value)
         self.core.at(node)
         self.core.ctx.env[node.target.id] = self.arith.binop(

@@ -152,6 +152,11 @@ class Elementwise:
     read, as ``bounds_check`` reports one)."""
     uniform: bool = True
     """Whether the operands' lengths are the same values (no guard needed)."""
+    reads_local: bool = False
+    """Whether an operand is a local array, which the function may write after this
+    expression is made: such an expression is computed where it is written (a reduction
+    consumes it there, else ``local_arrays.settle`` stores it into a new local array), as
+    NumPy computes ``origin - center`` at once, never later where it is read."""
 
 
 @dataclass(frozen=True, eq=False)

@@ -33,6 +33,7 @@ from offload.frontend.promote import TypeKey, binary_result, describe_key, unary
 from offload.frontend.values import (
     ArrayRef,
     Elementwise,
+    LocalArray,
     Scalar,
     TupleVal,
     Val,
@@ -45,6 +46,11 @@ from offload.ir.types import BOOL, I64
 
 ArrayLike = View | Elementwise
 """The values that have elements: what reductions and loops accept."""
+
+
+def reads_local(v: Val) -> bool:
+    """Whether ``v`` is a local array or an expression that reads one (``Elementwise``)."""
+    return isinstance(v, LocalArray) or (isinstance(v, Elementwise) and v.reads_local)
 
 
 @dataclass(frozen=True)
@@ -139,6 +145,21 @@ class Views:
         )
         return View(base, axes, base.name)
 
+    def local(self, arr: LocalArray, weak: bool = False) -> Elementwise:
+        """The elements of a local array as an expression, read where it is lowered. Its
+        ``reads_local`` makes every expression over it computed at once
+        (``Elementwise.reads_local``). ``weak``: a Python list's elements as Python numbers
+        (the builtin ``sum``); NumPy functions and operators take a list as an array of
+        its elements' type (strong)."""
+        lengths = tuple(self.i64(n) for n in arr.type.shape)
+        b = self.core.b
+
+        def element(pos: tuple[Scalar, ...], g: bool) -> Scalar:
+            return Scalar(b.local_load(arr.value, [p.value for p in pos]), weak and arr.weak)
+
+        key = (arr.type.elem, weak and arr.weak)
+        return Elementwise(lengths, key, element, True, True)
+
     def lengths(self, v: ArrayLike) -> tuple[Scalar, ...]:
         return tuple(a.length for a in v.axes) if isinstance(v, View) else v.lengths
 
@@ -185,7 +206,9 @@ class Views:
                     index.append(ix)
             return View(v.base, tuple(index), v.name)
         fn = v.element
-        return Elementwise(v.lengths[1:], v.key, lambda pos, g: fn((k, *pos), g), v.uniform)
+        return Elementwise(
+            v.lengths[1:], v.key, lambda pos, g: fn((k, *pos), g), v.uniform, v.reads_local
+        )
 
     def measure(self, v: ArrayLike, attr: str, node: ast.AST) -> Val:
         """``v.shape``, ``v.ndim``, ``v.size``."""
@@ -312,7 +335,7 @@ class Views:
         if not rest:
             return self.element(v, ks)
         fn = v.element
-        return Elementwise(rest, v.key, lambda pos, g: fn((*ks, *pos), g), v.uniform)
+        return Elementwise(rest, v.key, lambda pos, g: fn((*ks, *pos), g), v.uniform, v.reads_local)
 
     def slice_range(self, s: SliceSpec, n: Scalar) -> tuple[Scalar, Scalar, Scalar]:
         """Python's ``slice(lower, upper, step).indices(n)`` as (start, step, length)."""
@@ -358,7 +381,8 @@ class Views:
     def binop(self, op: str, left: Val, right: Val, node: ast.AST) -> Elementwise:
         """``left <op> right`` where at least one side is a view or expression."""
         la, lb = self._operand(left, node), self._operand(right, node)
-        lengths, uniform = self._common_lengths([la, lb], node)
+        local = reads_local(left) or reads_local(right)
+        lengths, uniform = self._common_lengths([la, lb], node, local)
         key = binary_result(op, la[0], lb[0])
         if key is None:
             raise self.core.error(
@@ -372,19 +396,20 @@ class Views:
         def element(pos: tuple[Scalar, ...], g: bool) -> Scalar:
             return self.arith.binop(op, fa(pos, g), fb(pos, g), node)
 
-        return Elementwise(lengths, key, element, uniform)
+        return Elementwise(lengths, key, element, uniform, local)
 
     def compare(self, opcode: Opcode, left: Val, right: Val, node: ast.AST) -> Elementwise:
         """``row > t``: an elementwise comparison (bools)."""
         la, lb = self._operand(left, node), self._operand(right, node)
-        lengths, uniform = self._common_lengths([la, lb], node)
+        local = reads_local(left) or reads_local(right)
+        lengths, uniform = self._common_lengths([la, lb], node, local)
         fa, fb = la[2], lb[2]
 
         def element(pos: tuple[Scalar, ...], g: bool) -> Scalar:
             r = self.arith.compare(opcode, fa(pos, g), fb(pos, g), node)
             return Scalar(r.value, False, r.const)
 
-        return Elementwise(lengths, (BOOL, False), element, uniform)
+        return Elementwise(lengths, (BOOL, False), element, uniform, local)
 
     def unary(self, name: str, operand: ArrayLike, node: ast.AST) -> Elementwise:
         key0 = self.key(operand)
@@ -398,25 +423,28 @@ class Views:
         def element(pos: tuple[Scalar, ...], g: bool) -> Scalar:
             return self.arith.unary(name, self.element(operand, pos, g), node)
 
-        return Elementwise(lengths, key, element)
+        return Elementwise(lengths, key, element, True, reads_local(operand))
 
     def map(
         self, args: list[Val], key: TypeKey, fn: Callable[[list[Scalar]], Scalar], node: ast.AST
     ) -> Elementwise:
         """A scalar function (a ufunc) applied element by element."""
         ops = [self._operand(a, node) for a in args]
-        lengths, uniform = self._common_lengths(ops, node)
+        local = any(map(reads_local, args))
+        lengths, uniform = self._common_lengths(ops, node, local)
 
         def element(pos: tuple[Scalar, ...], g: bool) -> Scalar:
             return fn([f(pos, g) for _, _, f in ops])
 
-        return Elementwise(lengths, key, element, uniform)
+        return Elementwise(lengths, key, element, uniform, local)
 
     def _operand(
         self, v: Val, node: ast.AST
     ) -> tuple[TypeKey, tuple[Scalar, ...] | None, Callable[[tuple[Scalar, ...], bool], Scalar]]:
         if isinstance(v, ArrayRef):
             v = self.full(v)
+        if isinstance(v, LocalArray):
+            v = self.local(v)
         if isinstance(v, View | Elementwise):
             arr = v
             return self.key(v), self.lengths(v), lambda pos, g: self.element(arr, pos, g)
@@ -424,7 +452,10 @@ class Views:
         return (s.type, s.weak), None, lambda pos, g: s
 
     def _common_lengths(
-        self, ops: Sequence[tuple[TypeKey, tuple[Scalar, ...] | None, object]], node: ast.AST
+        self,
+        ops: Sequence[tuple[TypeKey, tuple[Scalar, ...] | None, object]],
+        node: ast.AST,
+        local: bool = False,
     ) -> tuple[tuple[Scalar, ...], bool]:
         """The lengths of an elementwise expression (the longest operand's, so that a
         shorter one is read out of bounds), and whether every operand has them."""
@@ -454,6 +485,13 @@ class Views:
             for shape in shapes:
                 if all(shape[d] is not x for x in distinct):
                     distinct.append(shape[d])
+            fixed = [n for n in distinct if isinstance(n.const, int)]
+            if local and fixed:
+                # a local array's length is the expression's (it is stored into one): a
+                # view of a run-time length reads past its own end where it is shorter
+                uniform = uniform and len(distinct) == 1
+                lengths.append(fixed[0])
+                continue
             longest = distinct[0]
             for n in distinct[1:]:
                 uniform = False

@@ -23,8 +23,6 @@ from tests.ports.kernels import PORTS, Case, Port
 
 REJECTED: dict[str, str] = {
     "mandelbrot_complex": "unsupported-syntax",  # complex(x, y): no complex numbers
-    "median3x3": "type",  # for (a, b) in pairs: a tuple of tuples iterated
-    "ray_sphere": "type",  # arithmetic on whole local arrays (o - c for 3-vectors)
 }
 """Ports rejected today -> the rule of the first error they get."""
 
