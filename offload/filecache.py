@@ -35,19 +35,30 @@ def read_trusted(path: Path) -> str:
     """The text of ``path``; ``OSError`` where the file is not trusted (``untrusted_reason``)
     -- checked on the open file, so a rename in between cannot swap it."""
     with open(path, encoding="utf-8") as f:
-        problem = untrusted_reason(os.fstat(f.fileno()))
-        if problem is not None:
-            raise PermissionError(f"untrusted cache file {path}: {problem}")
+        _check_open(f.fileno(), path)
         return f.read()
 
 
-def write_atomic(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` through a temporary file and ``os.replace``: readers see
-    the old file or the whole new one, never half of it."""
+def read_trusted_bytes(path: Path) -> bytes:
+    """The bytes of ``path`` (a binary file: a cubin), trusted as ``read_trusted``'s text."""
+    with open(path, "rb") as f:
+        _check_open(f.fileno(), path)
+        return f.read()
+
+
+def _check_open(fd: int, path: Path) -> None:
+    problem = untrusted_reason(os.fstat(fd))
+    if problem is not None:
+        raise PermissionError(f"untrusted cache file {path}: {problem}")
+
+
+def write_atomic(path: Path, data: str | bytes) -> None:
+    """Write ``data`` (text, or bytes written as they are) to ``path`` through a temporary
+    file and ``os.replace``: readers see the old file or the whole new one, never half."""
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
-        with os.fdopen(fd, "w") as f:
-            f.write(text)
+        with os.fdopen(fd, "wb" if isinstance(data, bytes) else "w") as f:
+            f.write(data)
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(OSError):

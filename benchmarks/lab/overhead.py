@@ -243,7 +243,8 @@ def compile_times() -> dict[str, Any]:
             "    fn = make(); t = time.perf_counter(); be.compile(fn, CompileOptions())\n"
             "    res[name] = time.perf_counter() - t\n"
             "print(json.dumps({'first_call_incl_imports_s': t_import, 'per_kernel_s': res,"
-            " 'disk_hits': be.cache.stats.disk_hits, 'misses': be.cache.stats.misses}))\n"
+            " 'disk_hits': be.cache.stats.disk_hits, 'misses': be.cache.stats.misses,"
+            " 'cubin_loads': be.cache.stats.cubin_loads}))\n"
         )
         proc = subprocess.run(
             [sys.executable, "-c", code, cache_dir],
@@ -294,7 +295,8 @@ def main() -> None:
         )
     print(
         f"  fresh process, first kernel incl. imports: {fresh['first_call_incl_imports_s']:.2f} s; "
-        f"disk hits {fresh['disk_hits']}, misses {fresh['misses']}"
+        f"disk hits {fresh['disk_hits']}, misses {fresh['misses']}, "
+        f"loaded from cubin {fresh['cubin_loads']}"
     )
 
 

@@ -23,6 +23,7 @@ from offload.options import CompileOptions
 from offload.ptx.cache import DEFAULT_MAX_BYTES, CacheEntry, KernelCache, cache_key
 from offload.ptx.choice import KernelChoice, build_choice
 from offload.ptx.compile import compile_ptx, tool_versions
+from offload.ptx.cubin import cubin_arch, link_cubin, note_once
 from offload.ptx.fused import fused_launcher
 from offload.ptx.inspect import describe
 from offload.ptx.kernel_source import KernelSource, build_kernel_source
@@ -47,7 +48,7 @@ Mode = Literal["unified", "device"]
 
 
 class GPUBackend:
-    """Compiles optimised IR to PTX (cached in memory and on disk) and runs it."""
+    """Compiles optimised IR to PTX and a cubin (cached in memory and on disk) and runs it."""
 
     def __init__(
         self,
@@ -67,6 +68,9 @@ class GPUBackend:
         self._cp: Any = None
         """The ``cupy`` module once the first GPU call has loaded it."""
         self._frozen = frozen_table()
+        self.cubins = True
+        """Link and load cubins (``offload.ptx.cubin``); off once the driver refuses one:
+        its other cubins come from the same nvJitLink, so the PTX is loaded from then on."""
 
     # -- Backend protocol ----------------------------------------------------------------
 
@@ -93,9 +97,12 @@ class GPUBackend:
         if kernel is not None:
             return kernel
         entry = self.cache.get_or_compile(
-            key, lambda: self._compile_entry(ks, fn.name, dev.cc, options.fastmath)
+            key,
+            lambda: self._compile_entry(ks, fn.name, dev.cc, options.fastmath),
+            relink=lambda ptx: self._link(ptx, dev.cc),
         )
         _print_kernel(options, fn.name, ks.source, entry.ptx)
+        cubin = entry.cubin if self.cubins else None
         kernel = GPUKernel(
             cp=cp,
             ks=ks,
@@ -104,7 +111,19 @@ class GPUBackend:
             capture_names=[c.name for c in fn.captures],
             device=dev,
             synchronize=self.mode == "unified",
+            cubin=cubin if cubin is not None and cubin_arch(cubin) == dev.cc else None,
         )
+        if kernel.cubin_error is not None:
+            self.cubins = False
+            note_once(
+                "cubin-refused",
+                f"the driver refused the cubin of '{fn.name}' ({kernel.cubin_error}); "
+                "this backend loads kernels from PTX from now on",
+            )
+        if kernel.image == "cubin":
+            self.cache.stats.cubin_loads += 1
+        else:
+            self.cache.stats.ptx_loads += 1
         self._loaded[key] = kernel
         return kernel
 
@@ -253,12 +272,16 @@ class GPUBackend:
         self._cp = load_cupy()
         return self._cp
 
-    @staticmethod
     def _compile_entry(
-        ks: KernelSource, user_name: str, cc: tuple[int, int], fast: bool
+        self, ks: KernelSource, user_name: str, cc: tuple[int, int], fast: bool
     ) -> CacheEntry:
         ptx = compile_ptx(ks, user_name, cc, fastmath=fast)
-        return CacheEntry(ptx, ks.name, {"source": ks.source, "user_name": user_name})
+        meta = {"source": ks.source, "user_name": user_name}
+        return CacheEntry(ptx, ks.name, meta, self._link(ptx, cc))
+
+    def _link(self, ptx: str, cc: tuple[int, int]) -> bytes | None:
+        """The cubin of ``ptx`` for ``cc`` (``None``: none, the PTX is loaded)."""
+        return link_cubin(ptx, cc) if self.cubins else None
 
 
 def _is_array(x: Any) -> bool:

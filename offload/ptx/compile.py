@@ -18,6 +18,7 @@ import numpy as np
 
 from offload.diagnostics import CompileError, UnsupportedSyntax
 from offload.emit.recursion import compile_room, from_recursion, recursion_room
+from offload.ptx.cubin import linker_version
 from offload.ptx.intrinsics import SIMULATOR_FUNCTIONS, SIMULATOR_MATH, device_intrinsics
 from offload.ptx.kernel_source import KernelSource, ParamKind
 from offload.ptx.numba_compat import ensure_compatible
@@ -69,7 +70,8 @@ def python_function(ks: KernelSource, user_name: str, simulator: bool = False) -
 
 @functools.cache
 def tool_versions() -> tuple[tuple[str, str], ...]:
-    """(tool, version) pairs that change generated code: part of every cache key."""
+    """(tool, version) pairs that change generated code (PTX, and the cubin linked from it):
+    part of every cache key."""
     ensure_compatible()
     import numba
     from numba.cuda.cudadrv import nvvm
@@ -89,6 +91,7 @@ def tool_versions() -> tuple[tuple[str, str], ...]:
         ("numba", numba.__version__),
         ("numba-cuda", nc),
         ("nvvm", nvvm_ver),
+        ("nvjitlink", linker_version() or "none"),  # makes the cubin cached beside the PTX
     )
 
 

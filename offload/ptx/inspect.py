@@ -44,6 +44,8 @@ class GPUExplain:
     """``device``, ``ptxas`` or ``unknown``."""
     launch: LaunchConfig | None = None
     shape: tuple[int, ...] = ()
+    image: str = ""
+    """What the driver loaded, ``cubin`` or ``ptx``; empty where nothing was loaded."""
 
     def render(self) -> str:
         res = ", ".join(f"{k}={v}" for k, v in self.resources.items()) or "unknown"
@@ -52,6 +54,9 @@ class GPUExplain:
             self.source.rstrip(),
             f"== resources ({self.resources_from}): {res}",
         ]
+        if self.image:
+            how = "no driver JIT" if self.image == "cubin" else "JIT-compiled by the driver"
+            lines.append(f"== loaded from {self.image} ({how})")
         if self.launch is not None:
             lc = self.launch
             lines.append(
@@ -124,8 +129,9 @@ def explain_gpu(
     if backend is not None:
         kernel = backend.compile(fn, options).leading()
         cfg = kernel.config(shape) if shape else None
+        resources = dict(kernel.attributes)
         return GPUExplain(
-            name, ks.source, kernel.ptx, dict(kernel.attributes), "device", cfg, shape
+            name, ks.source, kernel.ptx, resources, "device", cfg, shape, image=kernel.image
         )
     ptx = compile_ptx(ks, fn.name, cc, fastmath=options.fastmath)
     res = ptxas_resources(ptx, cc)

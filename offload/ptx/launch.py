@@ -1,4 +1,5 @@
-"""Loading PTX through CuPy and launching it; the simulator's launcher.
+"""Loading a kernel (its cubin, else its PTX) through CuPy and launching it; the
+simulator's launcher.
 
 The warm path is ``GPUKernel.launch``: no parsing, hashing or attribute queries -- the
 loaded function, its resources and a per-parameter packer were all prepared at load time;
@@ -31,16 +32,21 @@ from offload.ptx.simarray import SimDeviceArray
 from offload.runtime.gpu import DeviceInfo, bind_thread
 
 
-def load_function(cp: Any, ptx: str, name: str) -> tuple[Any, Any]:
-    """(module, function) for entry ``name`` of ``ptx`` (the module must stay alive)."""
+def load_function(cp: Any, image: str | bytes, name: str) -> tuple[Any, Any]:
+    """(module, function) for entry ``name`` of ``image``: PTX text (``str``; the driver
+    JIT-compiles it) or a cubin (``bytes``, an ELF image loaded as it is). The module must
+    stay alive."""
     module = cp.cuda.function.Module()
+    if isinstance(image, bytes):
+        module.load(image)  # cuModuleLoadData takes a cubin as it is
+        return module, module.get_function(name)
     try:
-        module.load(ptx.encode() + b"\0")  # cuModuleLoadData takes PTX text as an image
+        module.load(image.encode() + b"\0")  # ... and PTX as NUL-terminated text
     except Exception:
         # Older CuPy: only a file path is accepted for PTX.
         fd, path = tempfile.mkstemp(suffix=".ptx")
         with os.fdopen(fd, "w") as f:
-            f.write(ptx)
+            f.write(image)
         try:
             module = cp.cuda.function.Module()
             module.load_file(path)
@@ -80,6 +86,7 @@ class GPUKernel:
         capture_names: Sequence[str],
         device: DeviceInfo,
         synchronize: bool,
+        cubin: bytes | None = None,
     ) -> None:
         self.cp = cp
         self.source = ks
@@ -89,10 +96,25 @@ class GPUKernel:
         self.device = device
         self.synchronize = synchronize
         """Wait for the kernel before returning (unified mode: the host reads results next)."""
-        try:
-            self.module, self.function = load_function(cp, ptx, ks.name)
-        except Exception as exc:
-            raise KernelFault(f"loading the GPU kernel of '{user_name}' failed: {exc}") from exc
+        self.image = "ptx"
+        """What the driver loaded: ``cubin`` (no JIT) or ``ptx`` (JIT-compiled)."""
+        self.cubin_error: str | None = None
+        """Why the driver refused ``cubin`` (the PTX was loaded instead), else ``None``."""
+        loaded = None
+        if cubin is not None:
+            # A cubin from an nvJitLink newer than the driver does not load: the PTX does
+            # (a cached cubin can never make a kernel fail).
+            try:
+                loaded = load_function(cp, cubin, ks.name)
+                self.image = "cubin"
+            except Exception as exc:
+                self.cubin_error = f"{type(exc).__name__}: {exc}"
+        if loaded is None:
+            try:
+                loaded = load_function(cp, ptx, ks.name)
+            except Exception as exc:
+                raise KernelFault(f"loading the GPU kernel of '{user_name}' failed: {exc}") from exc
+        self.module, self.function = loaded
         self.attributes = function_attributes(cp, self.function)
         self._configs: dict[tuple[int, ...], LaunchConfig] = {}
         self.dims: dict[tuple[int, ...], tuple[int, int, int, int, int, int]] = {}

@@ -42,6 +42,20 @@ def test_cache_info_and_clear_report_the_directory(tmp_path):
     assert "removed 0 cached kernel(s)" in _run(["cache", "clear"], tmp_path, env)
 
 
+def test_cache_info_counts_cubins_and_clear_removes_them(tmp_path):
+    from offload.ptx.cache import CacheEntry, KernelCache
+
+    cache = tmp_path / "cache"
+    kernels = KernelCache(cache)
+    kernels.get_or_compile("k1", lambda: CacheEntry("//ptx", "k", {}, b"\x7fELF cubin"))
+    kernels.get_or_compile("k2", lambda: CacheEntry("//ptx", "k", {}))
+    env = {"OFFLOAD_CACHE_DIR": str(cache)}
+    info = _run(["cache", "info"], tmp_path, env)
+    assert "entries      2" in info and "cubins       1" in info
+    assert "removed 2 cached kernel(s)" in _run(["cache", "clear"], tmp_path, env)
+    assert list(cache.iterdir()) == []
+
+
 @pytest.mark.parametrize("action", ["info", "clear"])
 def test_cache_command_on_an_unreadable_directory_fails_in_one_line(tmp_path, action):
     import os

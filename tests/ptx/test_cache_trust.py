@@ -56,6 +56,7 @@ MALFORMED: dict[str, str | bytes] = {
     "meta_a_string": json.dumps({**GOOD, "meta": "abc"}),
     "meta_value_nested": json.dumps({**GOOD, "meta": {"a": {"b": [1, 2]}}}),
     "checksum_not_a_string": json.dumps({**GOOD, "ptx_sha256": [SHA]}),
+    "cubin_checksum_not_a_string": json.dumps({**GOOD, "cubin_sha256": 7}),
     "top_level_a_list": json.dumps([GOOD]),
     "top_level_null": "null",
     "deep_nesting": DEEP,

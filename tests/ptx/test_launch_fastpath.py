@@ -79,7 +79,7 @@ def make_cupy(free: int = 1 << 34, total: int = 1 << 35) -> tuple[Any, dict[str,
     """A fake ``cupy`` with launch recording; ``state['launches']`` holds the decoded
     parameter values of every launch, ``state['meminfo']`` counts free-memory queries."""
     cp, state = fakecupy.make(free=free, total=total)
-    state.update(launches=[], meminfo=0, syncs=0, managed=0, kernels={})
+    state.update(launches=[], meminfo=0, syncs=0, managed=0, kernels={}, images=[])
 
     def mem_get_info() -> tuple[int, int]:
         state["meminfo"] += 1
@@ -115,7 +115,10 @@ def make_cupy(free: int = 1 << 34, total: int = 1 << 35) -> tuple[Any, dict[str,
 
     class Module:
         def load(self, image: bytes) -> None:
-            assert image.endswith(b"\0")
+            """A cubin (an ELF image) or NUL-terminated PTX, as cuModuleLoadData takes."""
+            cubin = image.startswith(b"\x7fELF")
+            assert cubin or image.endswith(b"\0")
+            state["images"].append("cubin" if cubin else "ptx")
 
         def get_function(self, name: str) -> Function:
             return Function()
