@@ -18,6 +18,8 @@
 #             PROFILE_NAMES (default: the benchmarks that miss their targets)
 #   unified   where unified mode's per-call time goes against device mode
 #             (benchmarks/lab/unified_tax.py; UNIFIED_NAMES picks benchmarks)
+#   cubin     the cubin cache on the GPU: tests/gpu/test_cubin_gpu.py, then fresh processes
+#             reaching cached kernels from cubin and from PTX (benchmarks/lab/cubin_start.py)
 #   overhead  the launch-overhead / compile-time benchmark alone (benchmarks/lab/overhead.py)
 #   host      host time of a warm collective call (benchmarks/lab/acc_host.py, no profiler
 #             line first) for HOST_NAMES (sum dotp smvm) at HOST_SIZE (quick); base-host: _base/
@@ -104,6 +106,10 @@ for arg in "$@"; do
        timeout "$limit" python3 -m pytest -q -W error -p no:cacheprovider -n 4 -m gpu tests/gpu/test_gpu_semantics.py tests/gpu/test_stage_gpu.py
        timeout "$limit" python3 -m benchmarks.runner blackscholes --size quick --targets g,gd --repeat 3 --no-plots --out "$RUN/system-numpy") > "$RUN/system-numpy.log" 2>&1 || status=1
       summary+=("$(grep -E 'system numpy|passed|failed|^\| blackscholes' "$RUN/system-numpy.log" | cut -c1-160)") ;;
+    cubin)
+      (timeout "$limit" python3 -m pytest -q -W error -p no:cacheprovider -m gpu tests/gpu/test_cubin_gpu.py
+       timeout "$limit" python3 -m benchmarks.lab.cubin_start --repeat "${CUBIN_REPEAT:-3}" --json "$RUN/cubin_start.json") > "$RUN/cubin.log" 2>&1 || status=1
+      summary+=("$(tail -n 25 "$RUN/cubin.log")") ;;
     overhead)
       timeout "$limit" python3 benchmarks/lab/overhead.py --json "$RUN/overhead.json" > "$RUN/overhead.txt" 2>&1 || status=1
       summary+=("$(grep -A 30 '^== offload GPU overhead' "$RUN/overhead.txt")") ;;
