@@ -195,8 +195,12 @@ class _Parts(tuple):  # type: ignore[type-arg]
 
 def _collective_result(result: Any) -> object:
     """A materialised result as a source: arrays as leaves (a tuple of one shape as a
-    ``Zip``), a tuple of differently shaped arrays kept as it is (``_Parts``)."""
-    if isinstance(result, tuple) and len({tuple(getattr(r, "shape", ())) for r in result}) > 1:
+    ``Zip``); a tuple of differently shaped arrays, or of tuples (``scanl_total`` of a
+    tuple array: a pair of tuples of arrays), kept as it is (``_Parts``)."""
+    if isinstance(result, tuple) and (
+        any(isinstance(r, tuple) for r in result)
+        or len({tuple(getattr(r, "shape", ())) for r in result}) > 1
+    ):
         return _Parts(result)
     return as_arrays_source(result)
 

@@ -1,6 +1,7 @@
 """References for the collectives' tests: Python folds in the order of the reduction tree
 that ``offload.acc.plan`` fixes, and a backend that runs every kernel on the IR
-interpreter (the specification)."""
+interpreter (the specification); the skeleton collectives (scans, permute, filter) are
+computed by ``interp_collectives``, their user functions on the interpreter."""
 
 from __future__ import annotations
 
@@ -12,11 +13,15 @@ import numpy as np
 
 from offload import driver
 from offload.acc import graph
-from offload.acc.base import Context
+from offload.acc.base import Collective, Context
 from offload.acc.commute import commutes
+from offload.acc.graph import COLLECTIVE, Scheduler, kind
+from offload.acc.nodes import Zip
 from offload.acc.plan import stages, wide_rule
+from offload.delayed import Delayed
 from offload.ir.interp import compute as interp_compute
 from offload.options import CompileOptions
+from tests.acc.interp_collectives import specify
 
 
 def reduce_row(f: Callable[..., Any], z: Any, xs: Sequence[Any]) -> Any:
@@ -135,10 +140,41 @@ class InterpBackend:
 INTERP = InterpBackend()
 
 
-def interpret(node: Any, determinism: str = "deterministic") -> Any:
-    """``node`` computed stage by stage, every kernel on the interpreter."""
+class _InterpScheduler(Scheduler):
+    """The graph scheduler with each skeleton collective computed by its specification
+    (``interp_collectives.specify``) instead of its skeleton."""
+
+    def __init__(self, ctx: Context, root: object, like: str) -> None:
+        super().__init__(ctx, root)
+        self.like = like
+
+    def rewrite(self, node: object) -> object:
+        if kind(node) != COLLECTIVE or id(node) in self.done:
+            return super().rewrite(node)
+        assert isinstance(node, Collective)
+        self.keep.append(node)
+        srcs = {attr: self.rewrite(src) for attr, src in node.sources()}
+        arrays = {attr: self.arrays(src, attr) for attr, src in srcs.items()}
+        result = specify(node, self.like, self.ctx.determinism, arrays)
+        if result is None:  # no skeleton work (a ``Part`` picking from its source)
+            result = node.materialise(self.ctx, arrays)
+        out = graph._collective_result(result)
+        self.done[id(node)] = out
+        return out
+
+
+def interpret(node: Any, determinism: str = "deterministic", like: str = "cpu-seq") -> Any:
+    """``node`` computed stage by stage, every kernel on the interpreter; a skeleton
+    collective by its specification on the chunk tree (scans) or task split (permute)
+    that target ``like`` uses in ``determinism`` mode (folds take the CPU's tree, or the
+    wide one under ``cross_target``, whatever ``like``)."""
     ctx = Context(INTERP, CompileOptions(verify=True), determinism, run=driver.run)
-    return graph.compute(ctx, node, None, None)
+    tree = _InterpScheduler(ctx, node, like).rewrite(node)
+    if isinstance(tree, Zip) and graph._zip_of_arrays(tree):
+        return graph._unzip(tree)  # the root was a collective of a tuple result
+    if not isinstance(tree, Delayed):  # the root was a collective: its array
+        return tree
+    return ctx.run_tree(tree, tuple(tree.shape), None, None)
 
 
 def wide_for(target: str, determinism: str) -> bool:
