@@ -149,6 +149,8 @@ def device_context() -> Context:
 
 
 def unsupported(why: str) -> StreamUnsupported:
+    """The error for a tree streaming does not cover (``why``: which part and why), with
+    the hint of what it covers."""
     return StreamUnsupported.at(  # type: ignore[return-value]
         f"streaming does not cover this tree: {why}",
         None,

@@ -107,12 +107,15 @@ def _result_bytes(node: Permute) -> int:
     return item * math.prod(source_shape(node.defaults))
 
 
+def _index_bytes(node: Permute) -> int:
+    """The bytes of the arrays the index function captures (copied to the device whole)."""
+    return 0 if isinstance(node, Scatter) else sum(a.nbytes for a in captured_arrays(node.ix))
+
+
 def _fixed_bytes(sp: StreamedPermute) -> int:
     """Device bytes a streamed permute keeps beside its chunks: the result twice (each
     chunk's permute writes a copy of it) and the index function's captured arrays."""
-    node = sp.node
-    captured = 0 if isinstance(node, Scatter) else sum(a.nbytes for a in captured_arrays(node.ix))
-    return 2 * _result_bytes(node) + captured
+    return 2 * _result_bytes(sp.node) + _index_bytes(sp.node)
 
 
 def need(st: StreamedPermute | StreamedFilter) -> int:
@@ -126,7 +129,7 @@ def need(st: StreamedPermute | StreamedFilter) -> int:
         item = sum(dt.itemsize for dt in source_dtypes(st.node.a))
         return inputs + item * math.prod(shape)
     to = st.node.to.nbytes if isinstance(st.node, Scatter) else 0
-    return inputs + to + _fixed_bytes(st)
+    return inputs + to + _result_bytes(st.node) + _index_bytes(st.node)
 
 
 def _cut(st: StreamedPermute | StreamedFilter) -> calls.Cut:
