@@ -81,12 +81,13 @@ def plan_chunks(  # noqa: PLR0917  (the plan's inputs, each a fact of the call)
 
     ``rate``: the measured host-to-device rate in bytes/s (bounds the chunk size; ``None``
     for no bound); ``rows``: force this many rows per chunk (tests, benchmarks; rounded up
-    to what ``granule`` and ``least`` allow). ``granule``: every chunk but the last has a
-    multiple of this many rows, and at least ``least`` rows (a streamed fold's partials
-    must not straddle chunks: ``offload.stream.collectives``); one chunk of every row is
-    always allowed. ``phase``: the chunks after the first start at ``phase`` plus a
-    multiple of the rows per chunk (a 1-D scan's chunks start at its tree's chunk
-    boundaries: ``offload.stream.scans``). ``overlap``: rows each chunk's block also
+    to what ``granule`` and ``least`` allow). ``granule``: every chunk but the last (and
+    the first, with a ``phase``) has a multiple of this many rows, and at least ``least``
+    rows (a streamed fold's partials must not straddle chunks:
+    ``offload.stream.collectives``); one chunk of every row is always allowed.
+    ``phase``: the chunks after the first start at ``phase`` plus a multiple of the rows
+    per chunk (a 1-D scan's chunks start at its tree's chunk boundaries:
+    ``offload.stream.scans``). ``overlap``: rows each chunk's block also
     takes before and after its own (clipped to the axis; the chunks then overlap, and
     what the caller does with the extra rows is its own). ``work``: device bytes a chunk
     needs per result element beside its results (a collective's buffers). Raises
