@@ -349,12 +349,22 @@ class ScanJob:
         xp = xp_for(self.target)
         totals = [xp.empty((rows, nch), dt) for dt in self.dts]
         module.launch("totals", rows * nch, *head, *xs, *zs, *totals, *self.caps)
+        carries = self.carries(module, totals, zs, chunk)
+        module.launch("rescan", rows * nch, *head, *xs, *zs, *carries, *outs, *self.caps)
+
+    def carries(self, module: Module, totals: list[Any], zs: list[Any], chunk: int) -> list[Any]:
+        """The inclusive scans of the chunk totals ``totals`` (rows, nch): what ``rescan``
+        starts each chunk from (forward, without a neutral element, whatever the scan's
+        direction). Public for ``offload.stream.scans``, which streams the totals and the
+        rescan of a long scan and must scan the totals as this tree does."""
+        rows, nch = (int(k) for k in totals[0].shape)
+        xp = xp_for(self.target)
         carries = [xp.empty((rows, nch), dt) for dt in self.dts]
         if self.target in GPU_TARGETS and rows * nch <= TAIL_MAX:
             self._tail(module, totals, carries, (rows, nch, chunk))
         else:
             self._level(module, (totals, zs, carries), (0, 0), (rows, nch, chunk))
-        module.launch("rescan", rows * nch, *head, *xs, *zs, *carries, *outs, *self.caps)
+        return carries
 
     def _tail(
         self, module: Module, xs: list[Any], outs: list[Any], sizes: tuple[int, int, int]

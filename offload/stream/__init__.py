@@ -15,8 +15,11 @@ NumPy arrays, equal bit for bit to the unstreamed ones.
 
 ``fold``/``fold_all`` of an element tree over host arrays stream too: each chunk is
 reduced on the device, into the partials of the unstreamed reduction tree, with the same
-bits (``offload.stream.collectives``); other trees holding collectives are not streamed
-(``StreamUnsupported`` where they exceed the limit).
+bits (``offload.stream.collectives``); so do the scans (``offload.stream.scans``: a
+vector's through the unstreamed reduce-then-scan tree, in two passes), ``permute``,
+``scatter`` and ``filter`` (``offload.stream.reorder``). Other trees holding collectives
+are not streamed (``StreamUnsupported`` where they exceed the limit; ``offload.stream.trees``
+says which is which).
 
 ``compute_g`` streams by itself (``maybe_stream``, ``compute_tree``) where
 ``ol.config.device_memory_limit`` is set and the inputs and results exceed it, and where
@@ -36,8 +39,8 @@ from offload.acc.graph import needs_scheduler
 from offload.config import config
 from offload.delayed import Delayed
 from offload.diagnostics import OffloadError
-from offload.stream import collectives
 from offload.stream import compiled as cache
+from offload.stream import trees
 from offload.stream.calls import Prepared, execute, plan_of, prepare, run
 from offload.stream.collectives import StreamUnsupported
 from offload.stream.device import device_backend, device_budget, stream_backend_name
@@ -68,9 +71,10 @@ __all__ = [
 def plan(shape: Any, fn: Any = None, *, dtype: Any = None, rows: int | None = None) -> Plan:
     """The chunks ``compute_g(shape, fn)`` would be streamed in under the current budget
     (for ``explain``-style inspection and tests); for a fold (``ol.fold``/``ol.fold_all``
-    tree), the chunks of its source (``offload.stream.collectives``)."""
+    tree, a scan, a permute or a filter), the chunks of its source
+    (``offload.stream.trees``)."""
     if fn is None and needs_scheduler(shape):
-        return collectives.plan(shape, rows)
+        return trees.plan(shape, rows)
     shape, target = split_target(shape, fn)
     found = cache.entry(target, len(shape))
     values = found.fetch(target)
@@ -109,12 +113,13 @@ def release() -> None:
 def compute_g(shape: Any, fn: Any = None, *, dtype: Any = None, rows: int | None = None) -> Any:
     """``ol.compute_g`` always streamed: the result in chunks of rows (``rows`` per chunk,
     else the largest that fits the budget; see the module docstring). Returns host NumPy
-    arrays equal bit for bit to ``ol.compute_g``'s. A ``fold``/``fold_all`` tree streams
-    its source (``rows``: rows of the source per chunk, rounded up to what its reduction
-    tree allows); another tree holding collectives raises ``StreamUnsupported``."""
+    arrays equal bit for bit to ``ol.compute_g``'s. A ``fold``/``fold_all``, scan,
+    permute or filter tree streams its source (``rows``: rows of the source per chunk,
+    rounded up to what its tree allows); another tree holding collectives raises
+    ``StreamUnsupported``."""
     try:
         if fn is None and needs_scheduler(shape):
-            return collectives.run(collectives.recognise(shape), dtype, rows)
+            return trees.run(trees.recognise(shape), dtype, rows)
         shape, target = split_target(shape, fn)
         return run(target, shape, dtype, rows=rows)
     except OffloadError as err:
@@ -131,7 +136,7 @@ def maybe_stream(shape_or_delayed: Any, fn: Any, dtype: Any) -> Any:
     if limit is None:
         return None
     if fn is None and needs_scheduler(shape_or_delayed):
-        return collectives.maybe_stream(shape_or_delayed, dtype, limit)
+        return trees.maybe_stream(shape_or_delayed, dtype, limit)
     shape, target = split_target(shape_or_delayed, fn)
     if not shape:
         return None
@@ -152,8 +157,8 @@ def stream_on_memory_error(shape_or_delayed: Any, fn: Any, dtype: Any) -> Any:
     ``MemoryError``: the streamed result (the budget is the GPU's free memory), or ``None``
     where the call cannot be streamed."""
     if fn is None and needs_scheduler(shape_or_delayed):
-        sf = collectives.covered(shape_or_delayed)
-        return None if sf is None else collectives.run(sf, dtype)
+        st = trees.covered(shape_or_delayed)
+        return None if st is None else trees.run(st, dtype)
     shape, target = split_target(shape_or_delayed, fn)
     if not shape:
         return None

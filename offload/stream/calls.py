@@ -17,7 +17,13 @@ from offload.backend import Backend, Kernel
 from offload.config import config
 from offload.diagnostics import OffloadError
 from offload.stream import compiled as cache
-from offload.stream.device import SLOTS, device_budget, stream_backend, transfer_rate
+from offload.stream.device import (
+    SLOTS,
+    device_budget,
+    stream_backend,
+    stream_backend_name,
+    transfer_rate,
+)
 from offload.stream.execute import Reduce, run_gpu, run_host
 from offload.stream.plan import Plan, plan_chunks
 from offload.stream.progress import Progress
@@ -28,11 +34,17 @@ from offload.stream.window import ReadWindows, WindowedFunction
 class Cut:
     """How a streamed call may cut its leading axis (``plan.plan_chunks``): chunks of a
     multiple of ``granule`` rows, at least ``least``, and ``reserve`` device bytes kept
-    out of the budget for the call's own buffers (a fold's partials)."""
+    out of the budget for the call's own buffers (a fold's partials); the chunks after
+    the first start at ``phase`` plus a multiple of the rows per chunk, each block
+    widened by ``overlap`` rows (before, after), and ``work`` device bytes per result
+    element are counted beside each chunk's results (a collective's buffers)."""
 
     granule: int = 1
     least: int = 1
     reserve: int = 0
+    phase: int = 0
+    overlap: tuple[int, int] = (0, 0)
+    work: int = 0
 
 
 ANY_CUT = Cut()
@@ -69,7 +81,21 @@ def plan_of(
         rows=rows,
         granule=cut.granule,
         least=cut.least,
+        phase=cut.phase,
+        overlap=cut.overlap,
+        work=cut.work,
     )
+
+
+def plan_for(
+    target: Any, shape: tuple[int, ...], *, rows: int | None = None, cut: Cut = ANY_CUT
+) -> Plan:
+    """The chunks a streamed call of ``target`` over ``shape`` would run in (lowered and
+    planned, no kernel compiled: for inspection, ``offload.stream.plan``)."""
+    found = cache.entry(target, len(shape))
+    values = found.fetch(target)
+    made = cache.compiled(found, target, len(shape), values, None, config.compile_options())
+    return plan_of(made, shape, values, stream_backend_name(), rows=rows, cut=cut)
 
 
 @dataclass(frozen=True)

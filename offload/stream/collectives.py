@@ -26,9 +26,12 @@ same elements in the same order:
   finish as above (streamed again where they exceed the budget too).
 
 So a streamed fold gives the unstreamed ``compute_g``'s bits whatever the budget and the
-chunks. Trees holding other collectives (scans, permutes, ``fold1``, a fold whose source
-holds a collective or shared work, a ``fold_all`` of tuples) are not streamed: their
-``compute_g`` raises ``StreamUnsupported`` where the host arrays they read exceed
+chunks. Scans, permutes and filters stream in ``offload.stream.scans`` and
+``offload.stream.reorder`` (``offload.stream.trees`` picks the module); this one also
+holds what they share (``producer_of``, ``device_context``, ``cast``, ``to_host``, the
+error). Other trees (``fold1``, a fold whose source holds a collective or shared work, a
+``fold_all`` of tuples, work after a collective) are not streamed: their ``compute_g``
+raises ``StreamUnsupported`` where the host arrays they read exceed
 ``ol.config.device_memory_limit``, and runs unstreamed otherwise.
 """
 
@@ -48,7 +51,7 @@ from offload.acc.commute import commutes
 from offload.acc.fold import NO_Z, Fold, Partials
 from offload.acc.graph import compute as compute_graph
 from offload.acc.graph import needs_scheduler
-from offload.acc.nodes import Leaf, as_arrays_source
+from offload.acc.nodes import Leaf, as_arrays_source, as_source
 from offload.acc.plan import Stage, stages, wide_rule
 from offload.acc.values import items_key, shape_of
 from offload.backend import Backend
@@ -63,7 +66,8 @@ from offload.stream.plan import Plan
 from offload.stream.window import Block
 
 COVERED = (
-    "streaming covers compute_g of fold and fold_all (with a neutral element z) whose "
+    "streaming covers compute_g of fold and fold_all (with a neutral element z), of the "
+    "scans (not scanl_seg of a vector), of permute, scatter and filter, whose "
     "source is an element tree over host arrays (map, zip_with, from_function, ...) or a "
     "host array"
 )
@@ -107,30 +111,46 @@ def recognise(root: object) -> StreamedFold:
     """``root`` as a fold streaming covers, else ``StreamUnsupported`` saying why."""
     if not isinstance(root, Fold):
         if isinstance(root, ArrayNode) and not isinstance(root, Scheduled | Collective):
-            raise _unsupported(f"its root is {_what(root)}, over {_inner(root)}")
-        raise _unsupported(f"its root is {_what(root)}")
+            raise unsupported(f"its root is {_what(root)}, over {_inner(root)}")
+        raise unsupported(f"its root is {_what(root)}")
     if root.z is NO_Z:
-        raise _unsupported("it is a fold1 (a fold without a neutral element)")
+        raise unsupported("it is a fold1 (a fold without a neutral element)")
     source = root.a
     whole = len(shape_of(source)) == 1
     if whole and isinstance(source, Reshape):
         source = source.x  # (fold_all of rank >= 2: its source read in row-major order)
-    if isinstance(source, ArrayNode):
-        if needs_scheduler(source):
-            raise _unsupported(f"the fold's source holds {_inner(source)}")
-        producer: ArrayNode = source
-    elif type(source) is np.ndarray:
-        producer = Leaf(source)
-    else:
-        raise _unsupported(f"the fold's source is not on the host ({type(source).__name__})")
+    producer = producer_of(source, "the fold's source")
     if whole and items_key(root.z) != "s":
-        raise _unsupported("it is a fold_all of tuples")
+        raise unsupported("it is a fold_all of tuples")
     if not shape_of(producer):
-        raise _unsupported("the fold's source is 0-d")
+        raise unsupported("the fold's source is 0-d")
     return StreamedFold(root, producer, whole)
 
 
-def _unsupported(why: str) -> StreamUnsupported:
+def producer_of(source: object, what: str) -> ArrayNode:
+    """A collective's source as the element tree a streamed call computes in chunks (a
+    host array as a ``Leaf``, a tuple as a ``Zip``), else ``StreamUnsupported`` naming
+    ``what`` it is."""
+    if isinstance(source, tuple | list):
+        source = as_source(tuple(source))
+    if isinstance(source, ArrayNode):
+        if needs_scheduler(source):
+            raise unsupported(f"{what} holds {_inner(source)}")
+        return source
+    if type(source) is np.ndarray:
+        return Leaf(source)
+    raise unsupported(f"{what} is not on the host ({type(source).__name__})")
+
+
+def device_context() -> Context:
+    """The context a streamed collective runs its device work in (the stream backend)."""
+    backend = stream_backend()
+    return Context(backend, config.compile_options(), config.determinism, run=driver.run)
+
+
+def unsupported(why: str) -> StreamUnsupported:
+    """The error for a tree streaming does not cover (``why``: which part and why), with
+    the hint of what it covers."""
     return StreamUnsupported.at(  # type: ignore[return-value]
         f"streaming does not cover this tree: {why}",
         None,
@@ -173,11 +193,12 @@ def host_bytes(tree: object) -> int:
             seen.add(id(x))
             todo.extend(s for _, s in x.sources())
             for nf in x.functions():
-                todo.extend(_captured_arrays(nf.fn))
+                todo.extend(captured_arrays(nf.fn))
     return sum(found.values())
 
 
-def _captured_arrays(fn: Callable[..., Any]) -> list[Any]:
+def captured_arrays(fn: Callable[..., Any]) -> list[Any]:
+    """The host arrays ``fn`` captures (closure cells and globals it names)."""
     try:
         names = inspect.getclosurevars(fn)
     except (TypeError, ValueError):
@@ -194,26 +215,10 @@ def _producer_bytes(sf: StreamedFold) -> int:
     return sum(int(values[k].nbytes) for k in cache.host_arrays(values))
 
 
-def maybe_stream(root: object, dtype: Any, limit: int) -> Any:
-    """``compute_g(root)`` streamed where the host arrays it reads and its result exceed
-    ``limit`` bytes, else ``None`` (it runs unstreamed); ``StreamUnsupported`` where they
-    exceed it and streaming does not cover ``root``."""
-    try:
-        sf = recognise(root)
-    except StreamUnsupported as err:
-        need = host_bytes(root)
-        if need <= limit:
-            return None
-        raise StreamUnsupported.at(
-            f"{err.diagnostics[0].message}, and the host arrays it reads ({need} bytes) "
-            f"exceed ol.config.device_memory_limit ({limit} bytes)",
-            None,
-            hint=err.diagnostics[0].hint,
-        ) from None
-    need = _producer_bytes(sf) + PARTIAL_BYTES * math.prod(sf.fold.shape)
-    if need <= limit:
-        return None
-    return run(sf, dtype)
+def need(sf: StreamedFold) -> int:
+    """Device bytes the unstreamed fold would take: its producer's host inputs and a
+    partial per result element."""
+    return _producer_bytes(sf) + PARTIAL_BYTES * math.prod(sf.fold.shape)
 
 
 def covered(root: object) -> StreamedFold | None:
@@ -317,6 +322,17 @@ def finish(rest: Fold, dtype: Any) -> Any:
     return to_host(compute_graph(ctx, rest, dtype, None))
 
 
+def cast(out: Any, dtype: Any) -> Any:
+    """A streamed collective's host result ``out`` as ``compute_g(..., dtype=)`` casts a
+    collective's: the driver's element kernel over it (streamed: it may exceed the budget;
+    a 0-d one unstreamed)."""
+    if isinstance(out, tuple):
+        return calls.run(as_source(out), tuple(out[0].shape), dtype)
+    if out.ndim == 0:
+        return to_host(device_context().run_tree(Leaf(out), (), dtype, None))
+    return calls.run(Leaf(out), tuple(out.shape), dtype)
+
+
 def to_host(x: Any) -> Any:
     """A result as host NumPy arrays (a tuple stays a tuple)."""
     if isinstance(x, tuple):
@@ -372,7 +388,7 @@ class Carry:
     def of(cls, sf: StreamedFold, call: StreamedCall, p: calls.Prepared, cp: Any) -> Carry:
         """The carry of a prepared ``fold_all`` (``cp``: CuPy on the GPU, else ``None``)."""
         if len(p.dtypes) != 1:
-            raise _unsupported("it is a fold_all of tuples")
+            raise unsupported("it is a fold_all of tuples")
         fold, st = sf.fold, call.first
         probe = Partials(fold.f, fold.z, Leaf(np.empty(1, p.dtypes[0])), 1, 1, 1, True, st.lanes)
         width = math.prod(call.shape[1:])

@@ -72,20 +72,30 @@ def plan_chunks(  # noqa: PLR0917  (the plan's inputs, each a fact of the call)
     rows: int | None = None,
     granule: int = 1,
     least: int = 1,
+    phase: int = 0,
+    overlap: tuple[int, int] = (0, 0),
+    work: int = 0,
 ) -> Plan:
     """The chunks of ``shape`` for the captured ``values`` whose positions ``host`` are
     host arrays to move (the others stay where they are), within ``budget`` device bytes.
 
     ``rate``: the measured host-to-device rate in bytes/s (bounds the chunk size; ``None``
     for no bound); ``rows``: force this many rows per chunk (tests, benchmarks; rounded up
-    to what ``granule`` and ``least`` allow). ``granule``: every chunk but the last has a
-    multiple of this many rows, and at least ``least`` rows (a streamed fold's partials
-    must not straddle chunks: ``offload.stream.collectives``); one chunk of every row is
-    always allowed. Raises ``DoesNotFit``, located at a read of the array that does not
-    fit, when even the smallest chunk allowed is over budget."""
+    to what ``granule`` and ``least`` allow). ``granule``: every chunk but the last (and
+    the first, with a ``phase``) has a multiple of this many rows, and at least ``least``
+    rows (a streamed fold's partials must not straddle chunks:
+    ``offload.stream.collectives``); one chunk of every row is always allowed.
+    ``phase``: the chunks after the first start at ``phase`` plus a multiple of the rows
+    per chunk (a 1-D scan's chunks start at its tree's chunk boundaries:
+    ``offload.stream.scans``). ``overlap``: rows each chunk's block also
+    takes before and after its own (clipped to the axis; the chunks then overlap, and
+    what the caller does with the extra rows is its own). ``work``: device bytes a chunk
+    needs per result element beside its results (a collective's buffers). Raises
+    ``DoesNotFit``, located at a read of the array that does not fit, when even the
+    smallest chunk allowed is over budget."""
     n0 = shape[0]
     rest = [(0, n) for n in shape[1:]]
-    row_out = sum(np.dtype(dt).itemsize for dt in result_dtypes)
+    row_out = sum(np.dtype(dt).itemsize for dt in result_dtypes) + work
     for n in shape[1:]:
         row_out *= n
     itemsize = {k: np.dtype(values[k].dtype).itemsize for k in host}
@@ -94,7 +104,11 @@ def plan_chunks(  # noqa: PLR0917  (the plan's inputs, each a fact of the call)
     streamed = tuple(k for k in host if k not in resident)
     resident_bytes = sum(values[k].nbytes for k in resident)
 
+    def widened(lo: int, hi: int) -> tuple[int, int]:
+        return max(0, lo - overlap[0]), min(n0, hi + overlap[1])
+
     def slot_need(lo: int, hi: int) -> tuple[int, dict[int, Window]]:
+        lo, hi = widened(lo, hi)
         wins, _ = windows.of(((lo, hi), *rest))
         need = (hi - lo) * row_out
         need += sum(window_bytes(wins[k], itemsize[k]) for k in streamed)
@@ -130,11 +144,11 @@ def plan_chunks(  # noqa: PLR0917  (the plan's inputs, each a fact of the call)
     while rows > 0:
         chunks: list[Chunk] = []
         slot_bytes = 0
-        for lo in range(0, n0, rows):
-            hi = min(n0, lo + rows)
+        starts = [0, *range(phase % rows + rows if phase % rows else rows, n0, rows)]
+        for lo, hi in zip(starts, [*starts[1:], n0], strict=True):
             need, wins = slot_need(lo, hi)
             slot_bytes = max(slot_bytes, need)
-            chunks.append(Chunk(((lo, hi), *rest), wins))
+            chunks.append(Chunk((widened(lo, hi), *rest), wins))
         if forced or slots * slot_bytes <= free:
             return Plan(tuple(chunks), streamed, resident, slot_bytes, resident_bytes)
         rows = smaller(rows)  # (a chunk near an edge reads more than the middle one)
@@ -182,7 +196,7 @@ def _does_not_fit(  # noqa: PLR0917
             "or raise ol.config.device_memory_limit"
         )
     else:
-        rows = "one row" if least == 1 else f"{least} rows (the fewest its fold allows)"
+        rows = "one row" if least == 1 else f"{least} rows (the fewest its collective allows)"
         message = (
             f"streaming: {rows} of the result ({least * row_out} bytes) and its inputs do "
             f"not fit the device memory budget of {budget} bytes"

@@ -250,7 +250,7 @@ def _shared(node):
 
 
 UNSUPPORTED = {
-    "scan": (lambda: _scan(X200), "its root is a Scan"),
+    "map-of-a-scan": (lambda: ol.map(scaled, _scan(X200)), "a Map, over a Scan"),
     "fold-of-a-scan": (lambda: ol.fold_all(add, 0.0, _scan(X200)), "source holds a Scan"),
     "fold1": (lambda: ol.fold1(add, X200), "fold1"),
     "fold_all-of-tuples": (
@@ -279,9 +279,9 @@ def test_a_tree_streaming_does_not_cover_is_a_clear_error_over_the_limit(case):
 
 @sim
 def test_a_tree_streaming_does_not_cover_runs_unstreamed_within_the_limit():
-    want = np.asarray(ol.compute_g(_scan(X200))).tobytes()
+    want = np.asarray(ol.compute_g(ol.map(scaled, _scan(X200)))).tobytes()
     ol.config.device_memory_limit = 1 << 20
-    assert np.asarray(ol.compute_g(_scan(X200))).tobytes() == want
+    assert np.asarray(ol.compute_g(ol.map(scaled, _scan(X200)))).tobytes() == want
 
 
 def _refused(ctx, root, dtype, out):
@@ -305,7 +305,7 @@ def test_a_fold_refused_with_memory_error_is_streamed_in_the_free_memory(streame
 @sim
 def test_a_tree_refused_with_memory_error_that_cannot_stream_raises_it():
     with pytest.raises(MemoryError, match="no room"):
-        stream.compute_tree(_gpu_context(), _scan(X200), None, _refused)
+        stream.compute_tree(_gpu_context(), ol.map(scaled, _scan(X200)), None, _refused)
 
 
 # The GPU's pipeline over the stand-in CuPy (tests/stream/fake_cupy.py): the carry's

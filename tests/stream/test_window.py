@@ -134,6 +134,36 @@ def test_the_plan_keeps_each_chunk_within_the_budget():
     assert plan.chunks[-1].block[0][1] == 23
 
 
+def test_a_phase_moves_the_chunk_starts_and_an_overlap_widens_the_blocks():
+    ir, values = _prepared(stencil, 1)
+    extents = {k: v.shape for k, v in enumerate(values) if isinstance(v, np.ndarray)}
+    reads, host = ReadWindows(ir, extents), sorted(extents)
+    dtypes = [t.dtype for t in ir.result_types]
+
+    def blocks(**cut):
+        plan = plan_chunks(reads, (23,), values, host, dtypes, 10**6, rows=4, granule=4, **cut)
+        return [c.block[0] for c in plan.chunks], plan
+
+    assert blocks()[0] == [(0, 4), (4, 8), (8, 12), (12, 16), (16, 20), (20, 23)]
+    assert blocks(phase=3)[0] == [(0, 7), (7, 11), (11, 15), (15, 19), (19, 23)]
+    widened, plan = blocks(phase=3, overlap=(4, 0))
+    assert widened == [(0, 7), (3, 11), (7, 15), (11, 19), (15, 23)]
+    (kx,) = plan.streamed
+    assert plan.chunks[1].windows[kx] == ((2, 12),)  # (the widened block's halo)
+    assert blocks(overlap=(0, 4))[0][-2:] == [(16, 23), (20, 23)]
+
+
+def test_work_bytes_count_against_the_budget():
+    ir, values = _prepared(stencil, 1)
+    extents = {k: v.shape for k, v in enumerate(values) if isinstance(v, np.ndarray)}
+    reads, host = ReadWindows(ir, extents), sorted(extents)
+    dtypes = [t.dtype for t in ir.result_types]
+    plain = plan_chunks(reads, (23,), values, host, dtypes, 400)
+    worked = plan_chunks(reads, (23,), values, host, dtypes, 400, work=24)
+    assert len(worked.chunks) > len(plain.chunks)
+    assert worked.slot_bytes * 2 <= 400
+
+
 def test_a_gathered_array_is_resident_and_over_budget_is_a_located_error():
     plan = _plan(gathered, (23,), budget=1000)
     assert len(plan.resident) == 1

@@ -1,0 +1,81 @@
+"""Which streamed collective a ``compute_g`` tree is, and the dispatch to it: a fold
+(``offload.stream.collectives``), a scan (``offload.stream.scans``), a permute or scatter,
+or a filter (``offload.stream.reorder``). Anything else holding a collective is not
+streamed: ``StreamUnsupported`` where it exceeds the budget."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from offload.stream import collectives, reorder, scans
+from offload.stream.collectives import StreamedFold, StreamUnsupported, host_bytes
+from offload.stream.plan import Plan
+from offload.stream.reorder import StreamedFilter, StreamedPermute
+from offload.stream.scans import StreamedScan
+
+Streamed = StreamedFold | StreamedScan | StreamedPermute | StreamedFilter
+
+
+def recognise(root: object) -> Streamed:
+    """``root`` as a tree streaming covers, else ``StreamUnsupported`` saying why."""
+    found: Streamed | None = scans.recognise(root)
+    if found is None:
+        found = reorder.recognise(root)
+    return found if found is not None else collectives.recognise(root)
+
+
+def covered(root: object) -> Streamed | None:
+    """``recognise``'s tree, or ``None`` where streaming does not cover ``root``."""
+    try:
+        return recognise(root)
+    except StreamUnsupported:
+        return None
+
+
+def need(st: Streamed) -> int:
+    """Device bytes ``st`` unstreamed would take (its host inputs and its result)."""
+    if isinstance(st, StreamedFold):
+        return collectives.need(st)
+    if isinstance(st, StreamedScan):
+        return scans.need(st)
+    return reorder.need(st)
+
+
+def plan(root: object, rows: int | None = None) -> Plan:
+    """The chunks ``compute_g(root)`` (a tree streaming covers) streams its source in."""
+    st = recognise(root)
+    if isinstance(st, StreamedFold):
+        return collectives.plan(root, rows)
+    if isinstance(st, StreamedScan):
+        return scans.plan(st, rows)
+    return reorder.plan(st, rows)
+
+
+def run(st: Streamed, dtype: Any = None, rows: int | None = None) -> Any:
+    """``st`` streamed: host NumPy arrays with the unstreamed ``compute_g``'s bits."""
+    if isinstance(st, StreamedFold):
+        return collectives.run(st, dtype, rows)
+    if isinstance(st, StreamedScan):
+        return scans.run(st, dtype, rows)
+    return reorder.run(st, dtype, rows)
+
+
+def maybe_stream(root: object, dtype: Any, limit: int) -> Any:
+    """``compute_g(root)`` streamed where the host arrays it reads and its result exceed
+    ``limit`` bytes, else ``None`` (it runs unstreamed); ``StreamUnsupported`` where they
+    exceed it and streaming does not cover ``root``."""
+    try:
+        st = recognise(root)
+    except StreamUnsupported as err:
+        total = host_bytes(root)
+        if total <= limit:
+            return None
+        raise StreamUnsupported.at(
+            f"{err.diagnostics[0].message}, and the host arrays it reads ({total} bytes) "
+            f"exceed ol.config.device_memory_limit ({limit} bytes)",
+            None,
+            hint=err.diagnostics[0].hint,
+        ) from None
+    if need(st) <= limit:
+        return None
+    return run(st, dtype)
