@@ -50,10 +50,10 @@ def _chunk_end(start: int, c: int, n: int) -> int:
 
 
 def _strided_groups(t: int, n: int, p: int, u: int) -> int:
-    """Full groups of ``u`` elements ``t, t + p, ...`` below ``n``."""
-    if t >= n:
-        return 0
-    return ((n - t + p - 1) // p) // u
+    """Full groups of ``u`` elements ``t, t + p, ...`` below ``n`` (no branch: a run-time
+    divisor under a branch keeps a ``compute_p`` kernel from LLVM's loop vectoriser,
+    ``offload.emit.division.divides_under_a_branch``)."""
+    return ((max(n - t, 0) + p - 1) // p) // u
 
 
 def _scalar(v: Val) -> Scalar:

@@ -100,8 +100,8 @@ class CpuKernel:
         if any(n == 0 for n in shape):
             return
         choice = self.threads
-        if choice is None:
-            self._launch(shape, outs, captures, 1)
+        if choice is None or (len(shape) <= 1 and math.prod(shape) < 2):
+            self._launch(shape, outs, captures, 1)  # (one task: nothing to choose)
             return
         # cpu-par: one thread or all, whichever measures faster (offload.cpu.threads); a
         # launch that compiled is not a measurement.
@@ -356,6 +356,8 @@ class CpuBackend:
         if flags["cache"]:
             _quiet_cache_saves(dispatcher)
         kernel = CpuKernel(fn, dispatcher, hooks, src)
+        # LLVM's loop vectoriser miscompiles a range kernel's run-time divisor under a
+        # branch (tests/cpu/test_parfor_udiv_segfault.py: with or without noalias)
         kernel.loop_vectorize = not (self.parallel and divides_under_a_branch(fn))
         if self.fork_guard is not None:
             kernel.zero_d_captures = tuple(

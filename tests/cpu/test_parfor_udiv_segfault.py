@@ -48,8 +48,9 @@ OFFLOAD = textwrap.dedent(
             x = A[285 // len(A)]
         return x
 
-    assert (ol.compute_p((56,), rem) == [0.0] + [5.0] * 55).all()
-    assert (ol.compute_p((56,), div) == [0.0] + [5.0] * 55).all()
+    for compute in (ol.compute_p, ol.compute_s):
+        assert (compute((56,), rem) == [0.0] + [5.0] * 55).all()
+        assert (compute((56,), div) == [0.0] + [5.0] * 55).all()
     assert (ol.compute_p((56,), lambda i: A[(i * 7) % len(A)]) == (np.arange(56) * 7) % 56).all()
     """
 )

@@ -1,0 +1,90 @@
+"""``compute_p`` against ``compute_s`` on the suite, call by call (issue 18 item 6: "never
+more than 10% slower than compute_s on the suite at quick size on a 2-core machine, loaded
+or not").
+
+The runner times all of one target's calls, then the other's, and only a few of them: on
+a loaded machine the two see different contention, and the first calls of ``compute_p``
+are its thread choice measuring both ways (``offload.cpu.threads``). Here each benchmark's
+calls alternate, ``compute_s`` then ``compute_p``, after ``--warm`` alternations that are
+not timed, so both run beside the same load, and ``compute_p``'s settled choice is timed.
+``--load K`` runs K busy processes (a Python spin loop each) for the whole measurement.
+
+    python -m benchmarks.lab.p_vs_s [--size quick] [--repeat 40] [--warm 40] [--load 2] [NAMES]
+
+Prints, per benchmark, the median seconds of each target and ``s/p`` (above 1:
+``compute_p`` faster; the target is at least 0.9), then the smallest ratio.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+from typing import Any
+
+import offload as ol
+from benchmarks.suite import ALL
+
+SPIN = "while True: pass"
+
+
+def measure(name: str, size: str, repeat: int, warm: int) -> dict[str, Any]:
+    """Alternating ``compute_s``/``compute_p`` calls of one benchmark: medians and ratio."""
+    bench = ALL[name]
+    params = bench.sizes[size]
+    run = bench.bind(bench.make_inputs(params)).run
+    for _ in range(warm):
+        run(ol.compute_s)
+        run(ol.compute_p)
+    s: list[float] = []
+    p: list[float] = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        run(ol.compute_s)
+        t1 = time.perf_counter()
+        run(ol.compute_p)
+        t2 = time.perf_counter()
+        s.append(t1 - t0)
+        p.append(t2 - t1)
+    ms, mp = statistics.median(s), statistics.median(p)
+    return {"name": name, "s": ms, "p": mp, "s_over_p": ms / mp}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("names", nargs="*", default=list(ALL))
+    ap.add_argument("--size", default="quick")
+    ap.add_argument("--repeat", type=int, default=40)
+    ap.add_argument("--warm", type=int, default=40)
+    ap.add_argument("--load", type=int, default=0, help="busy processes beside the run")
+    ap.add_argument("--json", default=None)
+    args = ap.parse_args()
+    spinners = [subprocess.Popen([sys.executable, "-c", SPIN]) for _ in range(args.load)]
+    try:
+        if spinners:
+            time.sleep(2.0)
+        rows = [measure(n, args.size, args.repeat, args.warm) for n in args.names]
+        load = os.getloadavg()[0]
+    finally:
+        for proc in spinners:
+            proc.kill()
+    print(f"== compute_p against compute_s, {args.size}, {args.load} busy processes, "
+          f"{os.cpu_count()} cores, load {load:.2f} ==")  # fmt: skip
+    print("| benchmark | compute_s | compute_p | s/p |")
+    print("|---|---:|---:|---:|")
+    for r in rows:
+        s_us, p_us = r["s"] * 1e6, r["p"] * 1e6
+        print(f"| {r['name']} | {s_us:.1f} µs | {p_us:.1f} µs | {r['s_over_p']:.3f} |")
+    worst = min(rows, key=lambda r: r["s_over_p"])
+    print(f"lowest s/p: {worst['s_over_p']:.3f} ({worst['name']}; target >= 0.9)")
+    if args.json:
+        with open(args.json, "w", encoding="utf-8") as f:
+            json.dump({"size": args.size, "load": args.load, "rows": rows}, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()
