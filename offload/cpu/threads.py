@@ -112,16 +112,15 @@ class ThreadChoice:
         return size.chosen
 
     def loaded(self) -> bool:
-        """Whether other work keeps the cores busy: the 1-minute load average is at least
-        the number of cores plus one (this thread); then one thread is the choice, as a
-        launch on all threads would wait for a core (checked at most every second)."""
+        """Whether other work keeps the cores busy: the 1-minute load average, or the
+        threads running right now (Linux: ``/proc/loadavg``; the average takes a minute
+        to see new work), is at least the number of cores plus one (this thread); then
+        one thread is the choice, as a launch on all threads would wait for a core
+        (checked at most every second)."""
         t = now()
         if t - self._load_checked > 1.0:
             self._load_checked = t
-            try:
-                self._loaded = os.getloadavg()[0] >= self.cores + 1
-            except OSError:  # no load average on this platform
-                self._loaded = False
+            self._loaded = max(_load()) >= self.cores + 1
         return self._loaded
 
     def record(self, elements: int, threads: int, seconds: float) -> None:
@@ -143,3 +142,17 @@ class ThreadChoice:
             size.chosen, size.period = best, 4
         elif threads != size.chosen:
             size.period = min(size.period * 2, MAX_PERIOD)
+
+
+def _load() -> tuple[float, float]:
+    """The 1-minute load average and the threads running now (0 where unknown)."""
+    try:
+        with open("/proc/loadavg", encoding="ascii") as f:
+            fields = f.read().split()
+        return float(fields[0]), float(fields[3].split("/")[0])
+    except (OSError, ValueError, IndexError):
+        pass
+    try:
+        return os.getloadavg()[0], 0.0
+    except OSError:  # no load average on this platform
+        return 0.0, 0.0

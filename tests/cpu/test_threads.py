@@ -77,3 +77,16 @@ def test_compute_p_leaves_the_callers_thread_count_and_agrees_with_compute_s():
         for _ in range(6):  # both modes and the periodic re-measurement
             np.testing.assert_array_equal(ol.compute_p(n, f), ol.compute_s(n, f))
     assert numba.get_num_threads() == before
+
+
+def test_load_counts_the_threads_running_now_as_well_as_the_average(monkeypatch):
+    # the 1-minute average lags new work by a minute; the running count sees it at once
+    from offload.cpu import threads
+
+    for avg, running, want in [(0.2, 3.0, True), (3.1, 1.0, True), (0.5, 2.0, False)]:
+        monkeypatch.setattr(threads, "_load", lambda a=avg, r=running: (a, r))
+        choice = ThreadChoice(2)
+        choice.cores = 2
+        assert choice.loaded() is want, (avg, running)
+    avg, running = threads._load()  # this platform's reading: numbers, this thread running
+    assert avg >= 0.0 and running >= 0.0
