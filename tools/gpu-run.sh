@@ -18,6 +18,8 @@
 #             PROFILE_NAMES (default: the benchmarks that miss their targets)
 #   unified   where unified mode's per-call time goes against device mode
 #             (benchmarks/lab/unified_tax.py; UNIFIED_NAMES picks benchmarks)
+#   pvs       compute_p against compute_s call by call on the suite (benchmarks/lab/p_vs_s.py;
+#             PVS_ARGS, e.g. "--load 16")
 #   cubin     the cubin cache on the GPU: tests/gpu/test_cubin_gpu.py, then fresh processes
 #             reaching cached kernels from cubin and from PTX (benchmarks/lab/cubin_start.py)
 #   overhead  the launch-overhead / compile-time benchmark alone (benchmarks/lab/overhead.py)
@@ -75,7 +77,7 @@ for arg in "$@"; do
       timeout "$limit" python3 -m benchmarks.runner 1d-convolution matrix-mult nbody --size paper --targets p --iters 1 --repeat 1 --out "$RUN" --tag cpu-heavy --no-plots >> "$RUN/cpu.log" 2>&1 || status=1
       summary+=("$(grep -E '^\| [a-z0-9-]+ \| compute_' "$RUN/cpu.log" | cut -c1-120)") ;;
     cpu-quick)
-      timeout "$limit" python3 -m benchmarks.runner --size quick --targets s,p,cpu-peers --repeat 5 --out "$RUN" --tag cpu-quick --no-plots > "$RUN/cpu-quick.log" 2>&1 || status=1
+      timeout "$limit" python3 -m benchmarks.runner --size quick --targets s,p,cpu-peers --repeat "${CPU_REPEAT:-5}" --out "$RUN" --tag cpu-quick --no-plots > "$RUN/cpu-quick.log" 2>&1 || status=1
       summary+=("$(grep -E '^\| [a-z0-9-]+ \| (compute_|numba|numpy)' "$RUN/cpu-quick.log" | cut -c1-110)") ;;
     quick)
       timeout "$limit" python3 -m benchmarks.runner --size quick --targets ${QUICK_TARGETS:-g,gd,gpu-peers} --repeat 3 --out "$RUN" --tag quick --no-plots > "$RUN/quick.log" 2>&1 || status=1
@@ -106,6 +108,9 @@ for arg in "$@"; do
        timeout "$limit" python3 -m pytest -q -W error -p no:cacheprovider -n 4 -m gpu tests/gpu/test_gpu_semantics.py tests/gpu/test_stage_gpu.py
        timeout "$limit" python3 -m benchmarks.runner blackscholes --size quick --targets g,gd --repeat 3 --no-plots --out "$RUN/system-numpy") > "$RUN/system-numpy.log" 2>&1 || status=1
       summary+=("$(grep -E 'system numpy|passed|failed|^\| blackscholes' "$RUN/system-numpy.log" | cut -c1-160)") ;;
+    pvs)
+      timeout "$limit" python3 -m benchmarks.lab.p_vs_s ${PVS_ARGS:-} --json "$RUN/p_vs_s.json" > "$RUN/p_vs_s.log" 2>&1 || status=1
+      summary+=("$(cat "$RUN/p_vs_s.log")") ;;
     cubin)
       (timeout "$limit" python3 -m pytest -q -W error -p no:cacheprovider -m gpu tests/gpu/test_cubin_gpu.py
        timeout "$limit" python3 -m benchmarks.lab.cubin_start --repeat "${CUBIN_REPEAT:-3}" --json "$RUN/cubin_start.json") > "$RUN/cubin.log" 2>&1 || status=1
