@@ -116,7 +116,9 @@ class CpuKernel:
         start = now()
         used = self._launch(shape, outs, captures, threads)
         if warm and used is not None:
-            choice.record(elements, used, now() - start)
+            # under the mode picked, though fewer tasks than threads ran on fewer: recorded
+            # under their count, all threads would never be measured and stay picked
+            choice.record(elements, threads, now() - start)
 
     def _launch(
         self, shape: tuple[int, ...], outs: Sequence[Any], captures: Sequence[Any], threads: int

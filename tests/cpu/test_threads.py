@@ -90,3 +90,27 @@ def test_load_counts_the_threads_running_now_as_well_as_the_average(monkeypatch)
         assert choice.loaded() is want, (avg, running)
     avg, running = threads._load()  # this platform's reading: numbers, this thread running
     assert avg >= 0.0 and running >= 0.0
+
+
+def test_all_threads_are_measured_when_a_launch_has_fewer_tasks_than_threads():
+    # 3 tasks under a choice of 8 threads run as 3 ranges; the launch is still the
+    # all-threads mode's measurement (recorded as 3, it was never compared, and all threads
+    # stayed picked for every launch: sum at 2^16 on a 16-core host, 8 partials)
+    a = np.arange(3.0)
+
+    def twice_of_three(i):
+        return a[i] * 2.0
+
+    ol.compute_p((3,), twice_of_three)
+    (kernel,) = [k for k in _par_kernels() if k.fn.name == "twice_of_three"]
+    kernel.threads = choice = ThreadChoice(8)
+    for _ in range(40):
+        np.testing.assert_array_equal(ol.compute_p((3,), twice_of_three), a * 2.0)
+    (size,) = choice._sizes.values()
+    assert set(size.cost) == {1, 8}
+
+
+def _par_kernels():
+    from offload.cpu import CPU_PAR
+
+    return list(CPU_PAR._cache.values())
