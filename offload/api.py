@@ -211,8 +211,9 @@ def compute_p(shape: Any, fn: Any = None, *, dtype: Any = None, out: Any = None)
 
     ``dtype=`` overrides the inferred result dtype (NumPy 2 promotion: a Python float times
     a float32 element stays float32); ``out=`` writes into an existing array (or tuple of
-    arrays) and returns it. The work is split over the outermost dimension (tiles of the
-    last axis for rank >= 2) with numba's ``prange``; the values equal ``compute_s``'s.
+    arrays) and returns it. The work is split into contiguous ranges of elements (tiles
+    of the last axis for rank >= 2), one per numba thread, or runs on one thread where
+    that measures faster; the values equal ``compute_s``'s.
 
     Raises an ``OffloadError`` subclass with ``file:line:col``, the source line, a caret
     and a hint for every construct the language rejects (recursion, allocation, writes to

@@ -1,5 +1,5 @@
 """The valid-program corpus through cpu-par equals the IR interpreter (even-numbered half;
-numba's parallel compile costs ~1 s per kernel, so the corpus is split over two files)."""
+the corpus is split over two files so that xdist spreads its compiles)."""
 
 from __future__ import annotations
 
