@@ -104,6 +104,7 @@ def test_all_threads_are_measured_when_a_launch_has_fewer_tasks_than_threads():
     ol.compute_p((3,), twice_of_three)
     (kernel,) = [k for k in _par_kernels() if k.fn.name == "twice_of_three"]
     kernel.threads = choice = ThreadChoice(8)
+    choice.loaded = lambda: False  # type: ignore[method-assign]  # (CI's cores are busy)
     for _ in range(40):
         np.testing.assert_array_equal(ol.compute_p((3,), twice_of_three), a * 2.0)
     (size,) = choice._sizes.values()

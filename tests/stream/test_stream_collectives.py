@@ -20,6 +20,7 @@ from offload.stream import collectives
 from offload.stream.execute import run_gpu
 from offload.stream.progress import Progress
 from tests.stream import fake_cupy
+from tests.stream.collective_helpers import bits, sim_or_gpu  # noqa: F401 (fixture)
 
 sim = pytest.mark.sim
 gpu = pytest.mark.gpu
@@ -52,16 +53,6 @@ def scaled(v):
     return v * np.float32(1.5) - np.float32(0.25)
 
 
-@pytest.fixture(autouse=True)
-def _target(request):
-    """The simulator for the ``sim`` tests, the GPU for the ``gpu`` ones; no limit."""
-    saved = (ol.config.gpu_simulator, ol.config.device_memory_limit)
-    ol.config.gpu_simulator = request.node.get_closest_marker("gpu") is None
-    ol.config.device_memory_limit = None
-    yield
-    ol.config.gpu_simulator, ol.config.device_memory_limit = saved
-
-
 @pytest.fixture
 def streamed_folds(monkeypatch):
     """The folds ``compute_g`` streamed (``collectives.run`` calls)."""
@@ -76,12 +67,6 @@ def streamed_folds(monkeypatch):
     return calls
 
 
-def _bits(result):
-    parts = result if isinstance(result, tuple) else (result,)
-    hosts = [np.asarray(r.get() if hasattr(r, "get") else r) for r in parts]  # (CuPy: device mode)
-    return [(h.dtype, h.tobytes()) for h in hosts]
-
-
 def _streamed_equals_unstreamed(tree, limit, streamed_folds, *, chunks=3):
     """``compute_g(tree)`` under ``limit`` is streamed in at least ``chunks`` chunks and
     has the unstreamed call's dtypes and bits; returns the streamed result."""
@@ -91,7 +76,7 @@ def _streamed_equals_unstreamed(tree, limit, streamed_folds, *, chunks=3):
     got = ol.compute_g(tree)
     assert streamed_folds == [tree]
     assert isinstance(got, tuple) or type(got) is np.ndarray
-    assert _bits(got) == _bits(want)
+    assert bits(got) == bits(want)
     return got
 
 
@@ -101,7 +86,7 @@ def _streamed_equals_unstreamed(tree, limit, streamed_folds, *, chunks=3):
     [(X200[:40], 120), (X200, 600), (X4097, 12000)],
     ids=["no-stage", "one-stage", "two-stages"],
 )
-def test_a_streamed_float32_sum_has_the_unstreamed_bits(x, limit, streamed_folds):
+def test_a_streamed_float32_sum_has_the_unstreamedbits(x, limit, streamed_folds):
     tree = ol.fold_all(add, 0.0, ol.map(scaled, x))
     got = _streamed_equals_unstreamed(tree, limit, streamed_folds)
     assert got.shape == () and got.dtype == np.float32
@@ -127,14 +112,14 @@ def test_the_bits_check_tells_summation_orders_apart():
 
 @sim
 @pytest.mark.parametrize("rows", [1, 3, 7, 64, 200])
-def test_every_chunking_of_a_sum_gives_the_same_bits(rows):
+def test_every_chunking_of_a_sum_gives_the_samebits(rows):
     tree = ol.fold_all(add, 0.0, ol.map(scaled, X200))
     want = np.asarray(ol.compute_g(tree)).tobytes()
     assert stream.compute_g(tree, rows=rows).tobytes() == want
 
 
 @sim
-def test_a_chunking_of_a_two_stage_sum_gives_the_same_bits():
+def test_a_chunking_of_a_two_stage_sum_gives_the_samebits():
     tree = ol.fold_all(add, 0.0, X4097)
     assert len(stages(1, 4097, wide=True, commutes=True)) == 2
     want = np.asarray(ol.compute_g(tree)).tobytes()
@@ -411,7 +396,7 @@ def test_a_streamed_fold_takes_dtype(streamed_folds):
     want = ol.compute_g(tree, dtype=np.float64)
     ol.config.device_memory_limit = 600
     got = ol.compute_g(tree, dtype=np.float64)
-    assert streamed_folds == [tree] and _bits(got) == _bits(want)
+    assert streamed_folds == [tree] and bits(got) == bits(want)
 
 
 # On a real GPU (the ``gpu`` lane): the pipeline's three streams, the carry's kernels on
@@ -431,7 +416,7 @@ ON_THE_GPU = {
 
 @gpu
 @pytest.mark.parametrize("make", ON_THE_GPU.values(), ids=ON_THE_GPU.keys())
-def test_a_streamed_fold_on_the_gpu_has_the_unstreamed_bits(make, streamed_folds):
+def test_a_streamed_fold_on_the_gpu_has_the_unstreamedbits(make, streamed_folds):
     tree = make()
     try:
         _streamed_equals_unstreamed(tree, 8 << 20, streamed_folds, chunks=4)

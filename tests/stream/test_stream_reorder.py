@@ -14,6 +14,7 @@ import offload as ol
 import offload.stream as stream
 from offload.acc.permute import IGNORE, PermuteIndexError
 from offload.stream import reorder
+from tests.stream.collective_helpers import bits, sim_or_gpu  # noqa: F401 (fixture)
 
 sim = pytest.mark.sim
 gpu = pytest.mark.gpu
@@ -43,28 +44,12 @@ def first_wins(new, old):
     return old if old != 0 else new
 
 
-@pytest.fixture(autouse=True)
-def _simulator(request):
-    """The simulator for the ``sim`` tests, the GPU for the ``gpu`` ones; no limit."""
-    saved = (ol.config.gpu_simulator, ol.config.device_memory_limit)
-    ol.config.gpu_simulator = request.node.get_closest_marker("gpu") is None
-    ol.config.device_memory_limit = None
-    yield
-    ol.config.gpu_simulator, ol.config.device_memory_limit = saved
-
-
-def _bits(result):
-    parts = result if isinstance(result, tuple) else (result,)
-    hosts = [np.asarray(r.get() if hasattr(r, "get") else r) for r in parts]  # (CuPy)
-    return [(h.dtype, h.shape, h.tobytes()) for h in hosts]
-
-
 def _streamed_equals_unstreamed(tree, n):
     """Over chunkings of ``n`` source rows with uneven last chunks."""
-    want = _bits(ol.compute_g(tree))
+    want = bits(ol.compute_g(tree))
     for rows in (n // 7 + 1, n // 3, n // 2 + 1):
         assert len(stream.plan(tree, rows=rows).chunks) >= 2
-        assert _bits(stream.compute_g(tree, rows=rows)) == want
+        assert bits(stream.compute_g(tree, rows=rows)) == want
     return want
 
 
@@ -80,7 +65,7 @@ PERMUTES = {
 
 @sim
 @pytest.mark.parametrize("make", PERMUTES.values(), ids=PERMUTES.keys())
-def test_a_streamed_permute_has_the_unstreamed_bits(make):
+def test_a_streamed_permute_has_the_unstreamedbits(make):
     tree = make()
     _streamed_equals_unstreamed(tree, tree.a.shape[0])
 
@@ -119,10 +104,10 @@ def test_compute_g_over_the_limit_streams_a_permute(monkeypatch):
     real = reorder.run
     monkeypatch.setattr(reorder, "run", lambda st_, *a: calls.append(st_) or real(st_, *a))
     tree = PERMUTES["float64-sum"]()
-    want = _bits(ol.compute_g(tree))
+    want = bits(ol.compute_g(tree))
     ol.config.device_memory_limit = 1600
     assert len(stream.plan(tree).chunks) >= 3
-    assert _bits(ol.compute_g(tree)) == want and len(calls) == 1
+    assert bits(ol.compute_g(tree)) == want and len(calls) == 1
 
 
 @sim
@@ -144,7 +129,7 @@ FILTERS = {
 
 @sim
 @pytest.mark.parametrize("make", FILTERS.values(), ids=FILTERS.keys())
-def test_a_streamed_filter_keeps_the_order_and_bits(make):
+def test_a_streamed_filter_keeps_the_order_andbits(make):
     _streamed_equals_unstreamed(make(), 400)
 
 
@@ -157,10 +142,10 @@ def test_a_streamed_filter_equals_numpy():
 @sim
 def test_compute_g_over_the_limit_streams_a_filter():
     tree = FILTERS["float64"]()
-    want = _bits(ol.compute_g(tree))
+    want = bits(ol.compute_g(tree))
     ol.config.device_memory_limit = 3000
     assert len(stream.plan(tree).chunks) >= 3
-    assert _bits(ol.compute_g(tree)) == want
+    assert bits(ol.compute_g(tree)) == want
 
 
 @sim
@@ -182,16 +167,14 @@ def test_a_permute_whose_defaults_hold_a_collective_is_a_clear_error():
     dtype=st.sampled_from([np.int32, np.float32, np.float64]),
     seed=st.integers(0, 2**16),
 )
-def test_any_chunking_of_a_permute_and_a_filter_has_the_unstreamed_bits(
-    n, rows, dests, dtype, seed
-):
+def test_any_chunking_of_a_permute_and_a_filter_has_the_unstreamedbits(n, rows, dests, dtype, seed):
     rng = np.random.default_rng(seed)
     x = (rng.standard_normal(n) * 100).astype(dtype)
     to = rng.integers(0, dests, n)
     tree = ol.permute(add, np.zeros(dests, dtype), lambda i: to[i], x)
-    assert _bits(stream.compute_g(tree, rows=rows)) == _bits(ol.compute_g(tree))
+    assert bits(stream.compute_g(tree, rows=rows)) == bits(ol.compute_g(tree))
     kept = ol.filter(lambda v: v > 0, x)
-    assert _bits(stream.compute_g(kept, rows=rows)) == _bits(ol.compute_g(kept))
+    assert bits(stream.compute_g(kept, rows=rows)) == bits(ol.compute_g(kept))
 
 
 # On a real GPU (the ``gpu`` lane): each chunk's permute on its stream after the previous.
@@ -213,12 +196,12 @@ BINS16 = BINS.astype(np.int16)
     ],
     ids=["float-sum", "scatter", "filter"],
 )
-def test_a_streamed_permute_or_filter_on_the_gpu_has_the_unstreamed_bits(make):
+def test_a_streamed_permute_or_filter_on_the_gpu_has_the_unstreamedbits(make):
     tree = make()
     try:
-        want = _bits(ol.compute_g(tree))
+        want = bits(ol.compute_g(tree))
         ol.config.device_memory_limit = 8 << 20
         assert len(stream.plan(tree).chunks) >= 4
-        assert _bits(ol.compute_g(tree)) == want
+        assert bits(ol.compute_g(tree)) == want
     finally:
         stream.release()

@@ -14,6 +14,7 @@ import offload as ol
 import offload.stream as stream
 from offload.acc.scan import GPU_CHUNK
 from offload.stream import scans
+from tests.stream.collective_helpers import bits, sim_or_gpu  # noqa: F401 (fixture)
 
 sim = pytest.mark.sim
 gpu = pytest.mark.gpu
@@ -36,22 +37,6 @@ def affine(a, b):
 
 def scaled(v):
     return v * np.float32(1.5) - np.float32(0.25)
-
-
-@pytest.fixture(autouse=True)
-def _simulator(request):
-    """The simulator for the ``sim`` tests, the GPU for the ``gpu`` ones; no limit."""
-    saved = (ol.config.gpu_simulator, ol.config.device_memory_limit)
-    ol.config.gpu_simulator = request.node.get_closest_marker("gpu") is None
-    ol.config.device_memory_limit = None
-    yield
-    ol.config.gpu_simulator, ol.config.device_memory_limit = saved
-
-
-def _bits(result):
-    parts = result if isinstance(result, tuple) else (result,)
-    hosts = [np.asarray(r.get() if hasattr(r, "get") else r) for r in parts]  # (CuPy)
-    return [(h.dtype, h.shape, h.tobytes()) for h in hosts]
 
 
 def _kinds(f, z, x):
@@ -81,12 +66,12 @@ def _make(kind, f, z, x):
     [(F32[:300], np.float32(0.5)), (F64[:300], 0.25), (I32[:300], np.int32(7))],
     ids=["float32", "float64", "int32"],
 )
-def test_a_streamed_vector_scan_has_the_unstreamed_bits(kind, x, z):
+def test_a_streamed_vector_scan_has_the_unstreamedbits(kind, x, z):
     tree = _make(kind, add, z, ol.map(lambda v: v + v, x))
-    want = _bits(ol.compute_g(tree))
+    want = bits(ol.compute_g(tree))
     for rows in (GPU_CHUNK, 3 * GPU_CHUNK, 200):  # (200 rows: an uneven last chunk)
         assert len(stream.plan(tree, rows=rows).chunks) >= 2
-        assert _bits(stream.compute_g(tree, rows=rows)) == want
+        assert bits(stream.compute_g(tree, rows=rows)) == want
 
 
 @sim
@@ -94,9 +79,9 @@ def test_a_streamed_vector_scan_has_the_unstreamed_bits(kind, x, z):
 def test_a_long_vector_scan_keeps_the_bits_of_its_deeper_tree(kind):
     """1500 elements: 47 tree chunks, whose totals' carries are a tree of two levels."""
     tree = _make(kind, add, np.float32(0.0), ol.map(scaled, F32))
-    want = _bits(ol.compute_g(tree))
+    want = bits(ol.compute_g(tree))
     for rows in (GPU_CHUNK, 10 * GPU_CHUNK + 5):
-        assert _bits(stream.compute_g(tree, rows=rows)) == want
+        assert bits(stream.compute_g(tree, rows=rows)) == want
 
 
 @sim
@@ -124,26 +109,26 @@ def test_an_int32_scan_wraps_as_numpy_and_compute_s():
 def test_a_scan_that_does_not_commute_keeps_its_order(kind):
     a, b = F64[:200] * 0.1 + 1.0, F64[200:400]
     tree = _make(kind, affine, (1.0, 0.0), (a, b))
-    want = _bits(ol.compute_g(tree))
+    want = bits(ol.compute_g(tree))
     got = stream.compute_g(tree, rows=2 * GPU_CHUNK)
-    assert isinstance(got, tuple) and _bits(got) == want
+    assert isinstance(got, tuple) and bits(got) == want
 
 
 @sim
 @pytest.mark.parametrize("kind", ["scanl", "scanr1", "scanr_total-total"])
 def test_a_scan_of_rows_streams_chunks_of_rows(kind):
     tree = _make(kind, add, np.float32(1.0), ol.map(scaled, M))
-    want = _bits(ol.compute_g(tree))
+    want = bits(ol.compute_g(tree))
     for rows in (1, 4):
         assert len(stream.plan(tree, rows=rows).chunks) >= 4
-        assert _bits(stream.compute_g(tree, rows=rows)) == want
+        assert bits(stream.compute_g(tree, rows=rows)) == want
 
 
 @sim
 def test_a_segmented_scan_of_rows_streams():
     seg = np.array([20, 0, 45, 5])
     tree = ol.scanl_seg(add, np.float32(0.0), M, seg)
-    assert _bits(stream.compute_g(tree, rows=3)) == _bits(ol.compute_g(tree))
+    assert bits(stream.compute_g(tree, rows=3)) == bits(ol.compute_g(tree))
 
 
 @sim
@@ -152,22 +137,22 @@ def test_compute_g_over_the_limit_streams_a_scan(monkeypatch):
     real = scans.run
     monkeypatch.setattr(scans, "run", lambda ss, *a: calls.append(ss) or real(ss, *a))
     tree = ol.scanr(add, np.float32(0.0), ol.map(scaled, F32[:600]))
-    want = _bits(ol.compute_g(tree))
+    want = bits(ol.compute_g(tree))
     ol.config.device_memory_limit = 4000
     assert len(stream.plan(tree).chunks) >= 3
-    assert _bits(ol.compute_g(tree)) == want
+    assert bits(ol.compute_g(tree)) == want
     assert len(calls) == 1
     ol.config.device_memory_limit = 1 << 20
-    assert _bits(ol.compute_g(tree)) == want and len(calls) == 1  # (within it: unstreamed)
+    assert bits(ol.compute_g(tree)) == want and len(calls) == 1  # (within it: unstreamed)
 
 
 @sim
 def test_a_streamed_scan_takes_dtype():
     tree = ol.scanl1(add, F32[:300])
-    want = _bits(ol.compute_g(tree, dtype=np.float64))
+    want = bits(ol.compute_g(tree, dtype=np.float64))
     ol.config.device_memory_limit = 2000
     assert len(stream.plan(tree).chunks) >= 2
-    assert _bits(ol.compute_g(tree, dtype=np.float64)) == want
+    assert bits(ol.compute_g(tree, dtype=np.float64)) == want
 
 
 @sim
@@ -188,20 +173,20 @@ def test_the_chunks_of_a_vector_scan_start_at_its_tree_chunks():
 def test_a_segmented_inclusive_scan_of_a_vector_streams_its_head_flags_along():
     seg = np.array([0, 100, 1, 0, 250, 3, 346])  # (empty and one-element segments)
     tree = ol.scanl1_seg(add, ol.map(lambda v: v * 0.5, F64), seg)
-    want = _bits(ol.compute_g(tree))
+    want = bits(ol.compute_g(tree))
     for rows in (GPU_CHUNK, 96, 250):
-        assert _bits(stream.compute_g(tree, rows=rows)) == want
+        assert bits(stream.compute_g(tree, rows=rows)) == want
 
 
 @sim
 def test_a_segmented_exclusive_scan_of_a_vector_is_a_clear_error_over_the_limit():
     tree = ol.scanl_seg(add, 0.0, F64[:300], np.array([100, 200]))
-    want = _bits(ol.compute_g(tree))
+    want = bits(ol.compute_g(tree))
     ol.config.device_memory_limit = 500
     with pytest.raises(stream.StreamUnsupported, match="scanl_seg of a vector"):
         ol.compute_g(tree)
     ol.config.device_memory_limit = 1 << 20  # (within the limit: unstreamed)
-    assert _bits(ol.compute_g(tree)) == want
+    assert bits(ol.compute_g(tree)) == want
 
 
 @sim
@@ -215,11 +200,11 @@ def test_a_segmented_exclusive_scan_of_a_vector_is_a_clear_error_over_the_limit(
     dtype=st.sampled_from([np.int64, np.float32, np.float64]),
     seed=st.integers(0, 2**16),
 )
-def test_any_chunking_of_any_scan_has_the_unstreamed_bits(n, rows, kind, dtype, seed):
+def test_any_chunking_of_any_scan_has_the_unstreamedbits(n, rows, kind, dtype, seed):
     x = np.random.default_rng(seed).standard_normal(n) * 100
     x = x.astype(dtype)
     tree = _make(kind, add, dtype(3), x)
-    assert _bits(stream.compute_g(tree, rows=rows)) == _bits(ol.compute_g(tree))
+    assert bits(stream.compute_g(tree, rows=rows)) == bits(ol.compute_g(tree))
 
 
 # On a real GPU (the ``gpu`` lane): the two passes through the pipeline's streams.
@@ -229,12 +214,12 @@ BIG = RNG.standard_normal(1 << 21).astype(np.float32)
 
 @gpu
 @pytest.mark.parametrize("kind", ["scanl1", "scanr", "scanl_total-total"])
-def test_a_streamed_scan_on_the_gpu_has_the_unstreamed_bits(kind):
+def test_a_streamed_scan_on_the_gpu_has_the_unstreamedbits(kind):
     tree = _make(kind, add, np.float32(0.0), ol.map(scaled, BIG))
     try:
-        want = _bits(ol.compute_g(tree))
+        want = bits(ol.compute_g(tree))
         ol.config.device_memory_limit = 4 << 20
         assert len(stream.plan(tree).chunks) >= 4
-        assert _bits(ol.compute_g(tree)) == want
+        assert bits(ol.compute_g(tree)) == want
     finally:
         stream.release()
