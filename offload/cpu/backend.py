@@ -91,6 +91,8 @@ class CpuKernel:
         self.scalar_types: list[ScalarType | None] = [
             c.type if isinstance(c.type, ScalarType) else None for c in fn.captures
         ]
+        self._scalars = any(t is not None for t in self.scalar_types)
+        self._no_err = np.zeros(self.err_size, np.int64)
         self._warm = False
         self.loop_vectorize = True
         """False: compile without LLVM's loop vectoriser (``divides_under_a_branch``)."""
@@ -126,17 +128,23 @@ class CpuKernel:
         """Run the kernel on up to ``threads`` threads (``cpu-par``); the number used, or
         ``None`` for a first parallel launch with these argument types (which may have
         compiled the driver, or started numba's threads: not a measurement)."""
-        if any(type(o) is not np.ndarray for o in outs):
-            outs = [host_array(o) for o in outs]  # writes land in the caller's memory
+        for o in outs:
+            if type(o) is not np.ndarray:
+                outs = [host_array(o) for o in outs]  # writes land in the caller's memory
+                break
         if len(shape) == 0:
             outs = [o.reshape(1) for o in outs]
-        caps = [
-            v if t is None else t.dtype.type(v)
-            for v, t in zip(captures, self.scalar_types, strict=True)
-        ]
+        if self._scalars:
+            caps = [
+                v if t is None else t.dtype.type(v)
+                for v, t in zip(captures, self.scalar_types, strict=True)
+            ]
+        else:
+            caps = list(captures)
         for k in self.zero_d_captures:
             caps[k] = caps[k].reshape(1)
-        err = np.zeros(self.err_size, np.int64)
+        # (a kernel without bounds checks never writes err: one array serves every launch)
+        err = np.zeros(self.err_size, np.int64) if self.checked else self._no_err
         args = (*shape, *outs, *caps, err)
         used: int | None = 1
         try:
