@@ -26,38 +26,9 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from tests.cpu.stencil9 import make_stencil9
+
 N = 64
-
-
-def make_stencil9(u: np.ndarray) -> Any:
-    """The element function over the float32 grid ``u`` (captured by the closure)."""
-    R = np.float32(0.2)
-
-    def stencil9(i, j):
-        n = u.shape[0] - 1
-        m = u.shape[1] - 1
-        c = u[i, j]
-        if i == 0 and j == 0:
-            v = c + R * (2 * u[1, 0] + 2 * u[0, 1] - 4 * c)
-        elif i == 0 and j == m:
-            v = c + R * (2 * u[1, m] + 2 * u[0, m - 1] - 4 * c)
-        elif i == n and j == 0:
-            v = c + R * (2 * u[n - 1, 0] + 2 * u[n, 1] - 4 * c)
-        elif i == n and j == m:
-            v = c + R * (2 * u[n - 1, m] + 2 * u[n, m - 1] - 4 * c)
-        elif i == 0:
-            v = c + R * (2 * u[1, j] + u[0, j - 1] + u[0, j + 1] - 4 * c)
-        elif i == n:
-            v = c + R * (2 * u[n - 1, j] + u[n, j - 1] + u[n, j + 1] - 4 * c)
-        elif j == 0:
-            v = c + R * (u[i - 1, 0] + u[i + 1, 0] + 2 * u[i, 1] - 4 * c)
-        elif j == m:
-            v = c + R * (u[i - 1, m] + u[i + 1, m] + 2 * u[i, m - 1] - 4 * c)
-        else:
-            v = c + R * (u[i - 1, j] + u[i + 1, j] + u[i, j - 1] + u[i, j + 1] - 4 * c)
-        return v
-
-    return stencil9
 
 
 def timing_case(n: str, _folder: str) -> tuple[tuple[int, ...], Any]:

@@ -32,6 +32,7 @@ from offload.opt.manager import run_pipeline
 from offload.options import CompileOptions
 from tests.conformance.numerics_cases import ALL_CASES, Case, assert_same
 from tests.corpus.valid import PROGRAMS, Program
+from tests.cpu.stencil9 import make_stencil9
 from tests.scripts import run_script
 
 pytestmark = pytest.mark.cpu
@@ -66,37 +67,6 @@ def all_threads(monkeypatch: pytest.MonkeyPatch) -> Launches:
 
 def _lowered(fn: Any, rank: int) -> Any:
     return run_pipeline(lower(fn, rank).ir, CompileOptions())
-
-
-def _stencil9(u: np.ndarray[Any, Any]) -> Any:
-    """docs/ports.md's 9-way if/elif float32 stencil (tools/stencil9_compile.py)."""
-    r = np.float32(0.2)
-
-    def stencil9(i: int, j: int) -> Any:
-        n = u.shape[0] - 1
-        m = u.shape[1] - 1
-        c = u[i, j]
-        if i == 0 and j == 0:
-            v = c + r * (2 * u[1, 0] + 2 * u[0, 1] - 4 * c)
-        elif i == 0 and j == m:
-            v = c + r * (2 * u[1, m] + 2 * u[0, m - 1] - 4 * c)
-        elif i == n and j == 0:
-            v = c + r * (2 * u[n - 1, 0] + 2 * u[n, 1] - 4 * c)
-        elif i == n and j == m:
-            v = c + r * (2 * u[n - 1, m] + 2 * u[n, m - 1] - 4 * c)
-        elif i == 0:
-            v = c + r * (2 * u[1, j] + u[0, j - 1] + u[0, j + 1] - 4 * c)
-        elif i == n:
-            v = c + r * (2 * u[n - 1, j] + u[n, j - 1] + u[n, j + 1] - 4 * c)
-        elif j == 0:
-            v = c + r * (u[i - 1, 0] + u[i + 1, 0] + 2 * u[i, 1] - 4 * c)
-        elif j == m:
-            v = c + r * (u[i - 1, m] + u[i + 1, m] + 2 * u[i, m - 1] - 4 * c)
-        else:
-            v = c + r * (u[i - 1, j] + u[i + 1, j] + u[i, j - 1] + u[i, j + 1] - 4 * c)
-        return v
-
-    return stencil9
 
 
 def _rank1(a: np.ndarray[Any, Any]) -> Any:
@@ -276,7 +246,7 @@ def test_compute_p_runs_the_9_way_stencil_on_all_threads_with_compute_s_bits(
     all_threads: Launches,
 ) -> None:
     u = np.random.default_rng(0).random((64, 64), dtype=np.float32)
-    stencil9 = _stencil9(u)
+    stencil9 = make_stencil9(u)
     got = ol.compute_p(u.shape, stencil9)
     assert len(all_threads.tasks) == 1
     np.testing.assert_array_equal(got, ol.compute_s(u.shape, stencil9), strict=True)

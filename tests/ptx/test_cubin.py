@@ -15,32 +15,16 @@ from typing import Any
 
 import pytest
 
-from offload import driver
 from offload.options import CompileOptions
 from offload.ptx import cubin as cubin_mod
 from offload.ptx.backend import GPUBackend
 from offload.ptx.compile import compile_ptx, tool_versions
 from offload.ptx.cubin import cubin_arch, link_cubin, linker_version
 from offload.ptx.inspect import GPUExplain
-from offload.runtime import gpu
 from tests.ptx import conftest
 from tests.ptx.irfixtures import ratio_f32, saxpy_f32
-from tests.ptx.test_launch_fastpath import make_cupy
 
 pytestmark = pytest.mark.ptx
-
-
-@pytest.fixture
-def fake_cupy(monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[Any, dict[str, Any]]]:
-    """A fake ``cupy`` on a compute capability 9.0 device (runtime caches cleared)."""
-    cp, state = make_cupy()
-    monkeypatch.setitem(sys.modules, "cupy", cp)
-    gpu.load_cupy.cache_clear()
-    gpu.device_info.cache_clear()
-    yield cp, state
-    gpu.load_cupy.cache_clear()
-    gpu.device_info.cache_clear()
-    driver.clear_dispatch_table()
 
 
 @pytest.fixture

@@ -10,9 +10,7 @@ from __future__ import annotations
 
 import ctypes
 import gc
-import sys
 import types
-from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -23,7 +21,6 @@ from offload.diagnostics import OffloadError
 from offload.ptx.args import param_ctype
 from offload.ptx.backend import GPUBackend
 from offload.ptx.kernel_source import ParamKind
-from offload.runtime import gpu
 from offload.runtime.residency import HOST_PAGES
 from tests.ptx import fakecupy
 
@@ -152,19 +149,6 @@ def make_cupy(free: int = 1 << 34, total: int = 1 << 35) -> tuple[Any, dict[str,
     cp.cuda.function = types.SimpleNamespace(Module=Module)
     cp.cuda.get_current_stream = lambda: stream
     return cp, state
-
-
-@pytest.fixture
-def fake_cupy(monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[Any, dict[str, Any]]]:
-    """Installs the fake as ``cupy`` (the runtime's caches are cleared around the test)."""
-    cp, state = make_cupy()
-    monkeypatch.setitem(sys.modules, "cupy", cp)
-    gpu.load_cupy.cache_clear()
-    gpu.device_info.cache_clear()
-    yield cp, state
-    gpu.load_cupy.cache_clear()
-    gpu.device_info.cache_clear()
-    driver.clear_dispatch_table()
 
 
 def _param_name(p: Any, caps: list[str]) -> str:
