@@ -82,6 +82,11 @@ def _new_entry(lowered: Lowered, rank: int) -> Entry:
 
 
 _TABLE: dict[tuple[Backend, Any], Entry] = {}
+_GENERATION = [0]
+"""Bumped whenever an entry of ``_TABLE`` is replaced or dropped (not when one is added):
+a tree's remembered entry (``tree_entry``) from an older generation is looked up again."""
+_TREE_MEMO = "_offload_tree_entry"
+"""The attribute of a delayed tree that remembers its entry: (backend, generation, entry)."""
 
 MAX_PINNED_KERNELS = 8
 """Kernels an entry compiles before it stops specialising on pinned array contents
@@ -105,8 +110,11 @@ def _entry(backend: Backend, target: Any, rank: int) -> Entry:
     if entry is not None and entry.still_valid is not None and not entry.still_valid(target):
         entry = None  # a helper or module was rebound since: its kernels are stale
     if entry is None or entry.rank != rank:
+        replaced = tkey in _TABLE
         entry = _new_entry(check_and_lower(target, rank), rank)
         _TABLE[tkey] = entry
+        if replaced:
+            _GENERATION[0] += 1
     return entry
 
 
@@ -239,6 +247,7 @@ def _run(  # noqa: PLR0917
         # A captured global was deleted or a closure cell emptied since the entry was
         # lowered: lowering again reports it, located at its use.
         _TABLE.pop((backend, _table_key(target)), None)
+        _GENERATION[0] += 1
         check_and_lower(target, len(shape))
         raise
     if dtype is None and out is None:
@@ -303,8 +312,22 @@ class Launch:
 
 def tree_entry(backend: Backend, root: Any) -> Entry:
     """The entry of a delayed tree ``root`` (checked and lowered on first use): its
-    ``fetch`` reads every value the tree captures (the replay lane's inputs)."""
-    return _entry(backend, root, len(root.shape))
+    ``fetch`` reads every value the tree captures (the replay lane's inputs).
+
+    A tree computed again (a loop over one node) finds its entry on itself: the
+    structural key walks the whole tree (``delayed_key``, a few µs a node). A node's
+    structure cannot change (nodes are frozen), so the remembered entry holds while no
+    entry of the table was replaced since (``_GENERATION``) and the helpers built into
+    its kernels are still what their names lead to (``still_valid``, tested as the full
+    lookup tests it)."""
+    memo = getattr(root, _TREE_MEMO, None)
+    if memo is not None and memo[0] is backend and memo[1] == _GENERATION[0]:
+        entry: Entry = memo[2]
+        if entry.still_valid is None or entry.still_valid(root):
+            return entry
+    entry = _entry(backend, root, len(root.shape))
+    object.__setattr__(root, _TREE_MEMO, (backend, _GENERATION[0], entry))
+    return entry
 
 
 def _specialisation(  # noqa: PLR0917  (the full path's state, passed without a bag)
@@ -465,4 +488,5 @@ def forget_plans() -> None:
 def clear_dispatch_table() -> None:
     """Forget every compiled kernel of this process (tests use it)."""
     _TABLE.clear()
+    _GENERATION[0] += 1
     _LANES.clear()

@@ -57,9 +57,21 @@ _SCALARS: dict[type, Callable[[Any], object]] = {
 and ``0.0`` differ, a NaN equals itself)."""
 
 
+_REPLAYABLE = "_offload_replayable"
+"""The attribute of a tree that remembers ``replayable`` (fixed by its frozen structure)."""
+
+
 def replayable(root: object) -> bool:
     """Whether every node of ``root`` is an element node or a replayable scheduled node
-    (no collective)."""
+    (no collective); remembered on ``root``."""
+    known = getattr(root, _REPLAYABLE, None)
+    if known is None:
+        known = _replayable(root)
+        object.__setattr__(root, _REPLAYABLE, known)
+    return bool(known)
+
+
+def _replayable(root: object) -> bool:
     todo, seen = [root], set()
     while todo:
         node: Any = todo.pop()

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 from numba.core import types
 
-from offload.acc.skeletons.rawlaunch import RawLauncher, _codes, arg_key
+from offload.acc.skeletons.rawlaunch import RawLauncher, Template, _codes, arg_key
 
 pytestmark = pytest.mark.unit
 
@@ -151,3 +151,33 @@ def test_a_packed_launch_from_a_new_thread_binds_the_device_first():
     worker.join()
     assert len(launches) == 2  # a packed launch in the worker: no numba launch
     assert cp.bound[bound_before:] == [0]
+
+
+def test_a_template_packs_the_same_slots_as_a_full_launch_with_its_variable_arguments():
+    launches: list[tuple[Any, ...]] = []
+    raw = RawLauncher(FakeDispatcher(), fake_cupy(launches))
+    x = FakeArray((3, 5), np.float32, ptr=0x1000)
+    raw.launch(2, 64, (np.int64(15), x, np.float32(2.5)))  # (numba's launch: learnt)
+    template = Template(raw, (np.int64(15), x, np.float32(2.5)), [1])
+    y = FakeArray((3, 5), np.float32, ptr=0x2000)
+    raw.launch(2, 64, (np.int64(15), y, np.float32(2.5)))
+    template.launch(2, 64, y)
+    assert len(launches) == 2
+    assert launches[0] == launches[1]  # (the same function, grid, block and slot bytes)
+    ints = [struct.unpack("=q", s)[0] for s in launches[1][3][:10]]
+    assert ints[5] == 0x2000  # the variable array's data pointer, not the template's
+
+
+def test_a_template_given_another_kind_of_argument_takes_the_full_launch():
+    launches: list[tuple[Any, ...]] = []
+    dispatcher = FakeDispatcher()
+    raw = RawLauncher(dispatcher, fake_cupy(launches))
+    x = FakeArray((3, 5), np.float32, ptr=0x1000)
+    raw.launch(1, 32, (np.int64(1), x, np.float32(0)))
+    template = Template(raw, (np.int64(1), x, np.float32(0)), [1])
+    f = FakeArray((3, 5), np.float32, ptr=0x2000, c=False)  # an F-ordered array: not learnt
+    template.launch(1, 32, f)
+    assert len(dispatcher.numba_launches) == 2 and not launches
+    assert dispatcher.numba_launches[-1][1][1] is f
+    template.launch(1, 32, "not an array")  # (no key at all: numba's launch decides)
+    assert len(dispatcher.numba_launches) == 3

@@ -282,3 +282,32 @@ def test_random_trees_replay_with_the_scheduled_bits(tree, n, dt, zero, alias, t
         y = x if aliased else (rng.standard_normal(n) * 100).astype(dt)
         got = target(TREES[tree](x, y, s))
         same_bits(got, scheduled(target, TREES[tree](x, y, s)))
+
+
+def _helper(v):
+    return v + 1.0
+
+
+def _via_helper(v):
+    return _helper(v) * 2.0
+
+
+def test_a_kept_tree_finds_its_entry_on_itself_and_still_sees_a_rebound_helper(
+    monkeypatch, runs
+):
+    x = RNG.random(N)
+    node = ol.fold_all(add, 0.0, ol.map(_via_helper, x))
+    first = ol.compute_s(node)
+    walks = []
+    real_key = driver._table_key
+    monkeypatch.setattr(driver, "_table_key", lambda t: walks.append(t) or real_key(t))
+    same_bits(ol.compute_s(node), first)
+    assert walks == [] and runs["replayed"] == 1  # (no structural key: the remembered entry)
+    monkeypatch.setattr(HERE, "_helper", lambda v: v - 1.0)  # the kernels built in the old one
+    rebound = ol.compute_s(node)
+    same_bits(rebound, scheduled(ol.compute_s, ol.fold_all(add, 0.0, ol.map(_via_helper, x))))
+    assert float(rebound) != float(first) and walks
+    driver.clear_dispatch_table()  # every entry dropped: the tree's is looked up again
+    walks.clear()
+    same_bits(ol.compute_s(node), rebound)
+    assert walks

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import ast
 import contextlib
+import functools
 import hashlib
 import linecache
 import math
@@ -29,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from offload.acc.skeletons.rawlaunch import SMALL_GRID, RawLauncher
+from offload.acc.skeletons.rawlaunch import SMALL_GRID, RawLauncher, Template
 from offload.cpu.threads import ThreadChoice, now
 from offload.diagnostics import CompileError
 
@@ -79,6 +80,22 @@ class Module:
     """The kernels launched once (compiled): later launches are measurements."""
     raw: dict[str, RawLauncher] = field(default_factory=dict)
     """A ``gpu`` module's launchers (``rawlaunch``), by kernel."""
+
+    def template(
+        self, kernel: str, items: int, args: Sequence[Any], variable: Sequence[int], blocks: int
+    ) -> Callable[..., None] | None:
+        """``launch(kernel, items, *args, blocks=blocks)`` for later calls that change only
+        the arguments at ``variable`` positions (of ``args``), given in order to the
+        returned function (``rawlaunch.Template``); ``None`` off the GPU."""
+        if self.target != "gpu" or items <= 0:
+            return None
+        raw = self.raw.get(kernel)
+        if raw is None:
+            import cupy
+
+            raw = self.raw[kernel] = RawLauncher(self.kernels[kernel], cupy)
+        made = Template(raw, (np.int64(items), *args), [k + 1 for k in variable])
+        return functools.partial(made.launch, blocks, self.threads or THREADS)
 
     def launch(self, kernel: str, items: int, *args: Any, blocks: int | None = None) -> None:
         """Run ``kernel`` over ``items`` work items (its first argument); ``blocks`` fixes

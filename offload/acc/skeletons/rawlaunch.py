@@ -111,6 +111,69 @@ def _values(args: Sequence[Any], cupy_ndarray: Any) -> list[Any]:
     return flat
 
 
+def _flat(a: Any, cupy_ndarray: Any) -> list[Any]:
+    if type(a) is cupy_ndarray:
+        return [0, 0, a.size, a.itemsize, a.data.ptr, *a.shape, *a.strides]
+    return [a]
+
+
+class Template:
+    """Launches of one kernel whose arguments are the same objects on every call but at
+    ``variable`` positions (a skeleton's fixed tables, neutral elements and sizes around
+    the arrays of each call): the fixed arguments' kinds and packed values are found
+    once, so a launch keys and flattens only the variable ones -- a few µs of host time
+    a launch on a warm collective. A call whose kinds were never learned, or that does
+    not pack, takes ``RawLauncher.launch``."""
+
+    def __init__(self, raw: RawLauncher, args: Sequence[Any], variable: Sequence[int]) -> None:
+        self.raw = raw
+        nd = raw.cp.ndarray
+        self.args = list(args)
+        self.variable = tuple(variable)
+        self.keys: list[Any] = [arg_key(a, nd) for a in args]
+        # The flat values as segments: fixed runs between variable positions.
+        self.segments: list[list[Any]] = []
+        run: list[Any] = []
+        for k, a in enumerate(args):
+            if k in self.variable:
+                self.segments.append(run)
+                run = []
+            else:
+                run += _flat(a, nd)
+        self.segments.append(run)
+
+    def launch(self, grid: int, threads: int, *values: Any) -> None:
+        """Run with ``values`` at the variable positions, in order."""
+        raw = self.raw
+        nd = raw.cp.ndarray
+        keys = self.keys[:]
+        flat = self.segments[0][:]
+        for pos, v, seg in zip(self.variable, values, self.segments[1:], strict=True):
+            key = arg_key(v, nd)
+            keys[pos] = key
+            if key is None:
+                break
+            flat += _flat(v, nd)
+            flat += seg
+        packed = raw.by_key.get(tuple(keys)) if None not in keys else None
+        if packed is not None:
+            bind_thread(raw.cp)
+            try:
+                stream = raw.cp.cuda.get_current_stream().ptr
+                with packed.lock:
+                    packed.struct.pack_into(packed.storage, 0, *flat)
+                    raw.launch_kernel(
+                        packed.fn_ptr, grid, 1, 1, threads, 1, 1, 0, stream, packed.address, 0
+                    )
+                return
+            except (struct.error, OverflowError):
+                pass  # (as ``RawLauncher.launch``)
+        args = self.args[:]
+        for pos, v in zip(self.variable, values, strict=True):
+            args[pos] = v
+        raw.launch(grid, threads, args)
+
+
 class RawLauncher:
     """Launches of one numba-cuda kernel (``dispatcher``), packed by offload after the
     first launch of each argument kind."""
