@@ -32,10 +32,11 @@ MODULES = {
 @contextlib.contextmanager
 def traced(cp: Any, log: list[dict[str, Any]]) -> Iterator[None]:
     """Every launch synchronised and timed into ``log`` while inside."""
-    from offload.acc.skeletons import build
+    from offload.acc.skeletons import build, rawlaunch
     from offload.ptx import launch
 
     real_module, real_kernel = build.Module.launch, launch.GPUKernel.launch
+    real_template = rawlaunch.Template.launch
 
     def timed(kind: str, name: str, detail: str, fn: Any) -> None:
         start, stop = cp.cuda.Event(), cp.cuda.Event()
@@ -67,13 +68,23 @@ def traced(cp: Any, log: list[dict[str, Any]]) -> Iterator[None]:
             lambda: real_kernel(self, shape, outs, captures),
         )
 
+    def template_launch(self: Any, grid: int, threads: int, *values: Any) -> None:
+        timed(
+            "skeleton",
+            "template",  # (a warm skeleton launch: ``Module.template``)
+            f"blocks={grid}",
+            lambda: real_template(self, grid, threads, *values),
+        )
+
     build.Module.launch = module_launch  # type: ignore[method-assign]
     launch.GPUKernel.launch = kernel_launch  # type: ignore[method-assign]
+    rawlaunch.Template.launch = template_launch  # type: ignore[method-assign]
     try:
         yield
     finally:
         build.Module.launch = real_module  # type: ignore[method-assign]
         launch.GPUKernel.launch = real_kernel  # type: ignore[method-assign]
+        rawlaunch.Template.launch = real_template  # type: ignore[method-assign]
 
 
 def event_times(cp: Any, call: Any, repeat: int) -> list[float]:

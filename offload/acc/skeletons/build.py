@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import ast
 import contextlib
-import functools
 import hashlib
 import linecache
 import math
@@ -95,7 +94,12 @@ class Module:
 
             raw = self.raw[kernel] = RawLauncher(self.kernels[kernel], cupy)
         made = Template(raw, (np.int64(items), *args), [k + 1 for k in variable])
-        return functools.partial(made.launch, blocks, self.threads or THREADS)
+        threads = self.threads or THREADS
+
+        def launch(*values: Any) -> None:
+            made.launch(blocks, threads, *values)
+
+        return launch
 
     def launch(self, kernel: str, items: int, *args: Any, blocks: int | None = None) -> None:
         """Run ``kernel`` over ``items`` work items (its first argument); ``blocks`` fixes
