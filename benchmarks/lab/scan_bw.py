@@ -1,0 +1,96 @@
+"""Inclusive scan (``scanl1`` (+), float32, device mode) against ``cupy.cumsum`` and CUB
+(``cuda.compute.inclusive_scan``) by CUDA events, GPU only (issue 16):
+
+    python -m benchmarks.lab.scan_bw [--label NAME] [--sizes 1048576,4194304,50000000]
+
+Prints one table row per size: median µs per call of each, offload's ratio to CUB, and
+the effective bandwidth of offload's scan counted as CUB's minimum traffic (read once,
+write once).
+``--kernels`` times each skeleton launch of one warm call at the last size.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+import numpy as np
+
+from benchmarks.lab.cccl_peers import _add, _time
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--label", default="offload")
+    ap.add_argument("--sizes", default="1048576,4194304,50000000")
+    ap.add_argument("--kernels", action="store_true", help="time each launch at the last size")
+    args = ap.parse_args()
+    import cupy as cp
+
+    import offload as ol
+
+    ol.config.memory = "device"
+    try:
+        import cuda.compute as cc
+        from cuda.compute import OpKind
+    except Exception as e:  # reported, the rest still runs
+        print(f"cuda.compute unavailable: {type(e).__name__}: {e}")
+        cc = None
+    rng = np.random.default_rng(0)
+    cols = ("label", "n", "offload", "cumsum", "CUB", "x CUB", "GB/s")
+    print(" ".join(f"{c:>{w}}" for c, w in zip(cols, (14, 10, 9, 9, 9, 6, 6), strict=True)))
+    for n in (int(s) for s in args.sizes.split(",")):
+        x = cp.asarray(rng.uniform(-1, 1, n).astype(np.float32))
+        y = cp.empty_like(x)
+        ours = _time(cp, lambda x=x: ol.compute_g(ol.scanl1(_add, x)))
+        cum = _time(cp, lambda x=x: cp.cumsum(x))
+        cub: Any = float("nan")
+        if cc is not None:
+            h_init = np.zeros(1, np.float32)
+            cub = _time(
+                cp,
+                lambda x=x, y=y, n=n: cc.inclusive_scan(
+                    d_in=x, d_out=y, op=OpKind.PLUS, init_value=h_init, num_items=n
+                ),
+            )
+        got = ol.compute_g(ol.scanl1(_add, x))
+        ref = cp.cumsum(x.astype(cp.float64))
+        err = float(cp.max(cp.abs(got - ref)) / max(1.0, float(cp.max(cp.abs(ref)))))
+        gbs = 2 * 4 * n / (ours * 1e-6) / 1e9
+        print(
+            f"{args.label:>14} {n:>10} {ours:>9.1f} {cum:>9.1f} {cub:>9.1f} "
+            f"{ours / cub:>6.2f} {gbs:>6.0f}  (rel err vs float64 {err:.1e})"
+        )
+        del x, y, got, ref
+    if args.kernels:
+        _per_kernel(cp, ol, rng, int(args.sizes.split(",")[-1]))
+
+
+def _per_kernel(cp: Any, ol: Any, rng: Any, n: int) -> None:
+    """One warm ``scanl1`` of ``n`` with each skeleton launch between CUDA events."""
+    from offload.acc.skeletons import build
+
+    x = cp.asarray(rng.uniform(-1, 1, n).astype(np.float32))
+    ol.compute_g(ol.scanl1(_add, x))
+    marks: list[tuple[str, Any, Any]] = []
+    launch = build.Module.launch
+
+    def timed(self: Any, kernel: str, *a: Any, **k: Any) -> None:
+        start, stop = cp.cuda.Event(), cp.cuda.Event()
+        start.record()
+        launch(self, kernel, *a, **k)
+        stop.record()
+        marks.append((kernel, start, stop))
+
+    build.Module.launch = timed  # type: ignore[method-assign]
+    try:
+        ol.compute_g(ol.scanl1(_add, x))
+    finally:
+        build.Module.launch = launch  # type: ignore[method-assign]
+    cp.cuda.Device().synchronize()
+    for kernel, start, stop in marks:
+        print(f"  n={n} {kernel:>12} {cp.cuda.get_elapsed_time(start, stop) * 1e3:8.1f} us")
+
+
+if __name__ == "__main__":
+    main()
