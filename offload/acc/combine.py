@@ -22,6 +22,7 @@ call, so a changed captured scalar never gives a stale result.
 from __future__ import annotations
 
 import ast
+import copy
 import threading
 import types
 from collections import OrderedDict
@@ -36,8 +37,15 @@ from offload.emit import BaseHooks, emit_body, print_source
 from offload.emit.template import assign, const, expr, name
 from offload.frontend.captures import capture_type_key
 from offload.frontend.lower import Lowered, fetch_captures
-from offload.frontend.nodes import ArrayNode, ElementLowering, Index, NodeFunction, NodePath
-from offload.frontend.reader import Fetcher, make_fetcher
+from offload.frontend.nodes import (
+    ArrayNode,
+    ElementLowering,
+    Index,
+    NodeFunction,
+    NodePath,
+    function_key,
+)
+from offload.frontend.reader import Fetcher, make_fetcher, make_resolution_test
 from offload.frontend.values import TupleVal, Val
 from offload.ir.core import Function
 from offload.ir.ops import Opcode
@@ -108,13 +116,45 @@ class ScalarFunction:
     fetch: Fetcher | None = field(default=None, init=False, compare=False, repr=False)
     """The reader of the captures' current values, generated once (see ``read``)."""
 
-    def read(self) -> list[Any]:
-        """The current values of every capture of the lowering (``fetch_captures``)."""
+    resolution: Callable[[object], bool] | None = field(
+        default=None, init=False, compare=False, repr=False
+    )
+    """Whether the helpers built into the lowering are still what a root's names lead to
+    (``make_resolution_test``; ``None``: nothing was resolved), made once."""
+
+    def read(self, root: object | None = None) -> list[Any]:
+        """The current values of every capture of the lowering (``fetch_captures``), read
+        from ``root`` (else the function it was lowered from)."""
         fetch = self.fetch
         if fetch is None:
             fetch = make_fetcher(self.lowered.captures)
             object.__setattr__(self, "fetch", fetch)
-        return fetch(self.root)
+        return fetch(self.root if root is None else root)
+
+    def serves(self, root: object) -> bool:
+        """Whether this lowering computes ``root`` (another closure of the same code, or
+        the same function later): the helpers it calls still resolve to the objects built
+        in, and its captures still have the kinds the lowering was typed for."""
+        test = self.resolution
+        if test is None and self.lowered.resolved:
+            test = make_resolution_test(self.lowered.resolved)
+            object.__setattr__(self, "resolution", test)
+        if test is not None and not test(root):
+            return False
+        try:
+            values = self.read(root)
+        except Exception:  # (a name deleted, a cell emptied: lowering again reports it)
+            return False
+        return capture_type_key(values) == self.kinds
+
+    def bound(self, root: object) -> ScalarFunction:
+        """This lowering reading its captures from ``root`` (``serves`` it): the source
+        text and the reader are shared, so a closure made per call costs no lowering."""
+        if root is self.root:
+            return self
+        made = copy.copy(self)
+        object.__setattr__(made, "root", root)
+        return made
 
     def source(self, gpu: bool) -> str:
         """The function's Python source for the CPU (``njit``) or the GPU (device)."""
@@ -142,17 +182,23 @@ class ScalarFunction:
 
 CACHE_ENTRIES = 256
 """Lowerings kept (least recently used dropped): an entry holds its function and what
-the function captures alive, and a closure made per call (``scatter``'s) is a new entry."""
+the function captures alive; a closure made per call shares its code's entry
+(``closure_kinds``)."""
 _CACHE: OrderedDict[tuple[object, ...], ScalarFunction] = OrderedDict()
 _LOCK = threading.Lock()
 
 
-def _cached(key: tuple[object, ...]) -> ScalarFunction | None:
+def _cached(key: tuple[object, ...], root: Callable[[], object]) -> ScalarFunction | None:
+    """The cached lowering under ``key`` bound to the root ``root()`` makes, where it
+    serves that root (``ScalarFunction.serves``)."""
     with _LOCK:
         hit = _CACHE.get(key)
         if hit is not None:
             _CACHE.move_to_end(key)
-    return hit if hit is not None and _same_kinds(hit) else None
+    if hit is None:
+        return None
+    mine = root()
+    return hit.bound(mine) if hit.serves(mine) else None
 
 
 def _remember(key: tuple[object, ...], sf: ScalarFunction) -> ScalarFunction:
@@ -170,8 +216,15 @@ def compile_combine(
     "scanl's combine function")."""
     _require_function(f, what)
     dts = tuple(tuple(d.str for d in o) for o in operands)
-    key = ("ops", f.__code__, _closure_key(f), dts, fname)
-    hit = _cached(key)
+    key = ("ops", function_key(f), closure_kinds(f), dts, fname)
+
+    def root() -> object:
+        with _LOCK:
+            hit = _CACHE.get(key)
+        held = getattr(hit.root, "fn", None) if hit is not None else None
+        return hit.root if held is f else _Operands(f, operands)  # type: ignore[union-attr]
+
+    hit = _cached(key, root)
     if hit is not None:
         return hit
     node = _Operands(f, operands)
@@ -185,32 +238,38 @@ def compile_index_function(
 ) -> ScalarFunction:
     """``ix(i0, ..., i<rank-1>)`` of int64 indices (permute's index function)."""
     _require_function(ix, what)
-    key = ("ix", ix.__code__, _closure_key(ix), rank, fname)
-    hit = _cached(key)
+    key = ("ix", function_key(ix), closure_kinds(ix), rank, fname)
+    hit = _cached(key, lambda: ix)
     if hit is not None:
         return hit
     lowered = check_and_lower(ix, rank)
     return _remember(key, _finish(fname, lowered, ix, set(), rank))
 
 
-def _closure_key(f: Any) -> tuple[int, ...]:
-    """The identity of ``f``'s closure cells (a new closure of the same code may capture
-    other objects; the cached lowering's capture paths would still read the old ones)."""
-    return tuple(id(c) for c in f.__closure__ or ())
+def closure_kinds(f: Any) -> tuple[object, ...]:
+    """What a lowering of ``f`` depends on in its closure, cell by cell: a function,
+    module or class by identity (a call resolves to it at compile time), any other value
+    by its type, dtype and rank (what the lowering types it as); not the cells' identity,
+    so a closure made per call -- ``scatter``'s index reader, a lambda in a loop, a
+    streamed chunk's shifted index function -- reuses the lowering of the first, and reads
+    its own captures (``ScalarFunction.bound``)."""
+    kinds: list[object] = []
+    for cell in f.__closure__ or ():
+        try:
+            v = cell.cell_contents
+        except ValueError:
+            kinds.append(None)
+            continue
+        if isinstance(v, types.FunctionType | types.ModuleType | type | types.BuiltinFunctionType):
+            kinds.append(("id", id(v)))
+        else:
+            kinds.append((type(v), str(getattr(v, "dtype", "")), getattr(v, "ndim", None)))
+    return tuple(kinds)
 
 
 def _require_function(f: object, what: str) -> None:
     if not isinstance(f, types.FunctionType):
         raise TypeError(f"{what} must be a plain Python function or lambda, not {type(f).__name__}")
-
-
-def _same_kinds(sf: ScalarFunction) -> bool:
-    """A cached lowering serves only while the captures keep the kinds it was typed for."""
-    try:
-        values = sf.read()
-    except Exception:
-        return False
-    return capture_type_key(values) == sf.kinds
 
 
 def _is_operand(steps: tuple[tuple[str, object], ...]) -> bool:

