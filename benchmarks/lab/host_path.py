@@ -1,7 +1,8 @@
 """Host time of a warm ``compute_g`` call without a GPU: the launch path against a stand-in
 CuPy whose kernels do nothing (device mode; numba compiles the kernels' PTX, nothing runs).
 
-    python -m benchmarks.lab.host_path [--what sum|dotp] [--log2 16] [--calls 5000] [--profile]
+    python -m benchmarks.lab.host_path [--what sum|dotp|scan] [--log2 16]
+        [--calls 5000] [--profile]
 
 What it measures is offload's own Python between the call and ``cuLaunchKernel`` (walking
 the tree, keying the recorded plan, allocating, packing parameters), which on the GPU host
@@ -14,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 import cProfile
-import ctypes
 import pstats
 import sys
 import time
@@ -25,11 +25,14 @@ import numpy as np
 
 
 class _Mem:
-    __slots__ = ("buf", "ptr", "size")
+    """A device allocation's stand-in: an address, no memory (nothing reads it)."""
+
+    __slots__ = ("ptr", "size")
+    _next = [1 << 40]
 
     def __init__(self, n: int) -> None:
-        self.buf = (ctypes.c_char * max(n, 8))()
-        self.ptr = ctypes.addressof(self.buf)
+        self.ptr = self._next[0]
+        self._next[0] += max(n, 8) + 256
         self.size = n
 
 
@@ -79,7 +82,20 @@ class LightArray:
     def reshape(self, *shape: Any) -> LightArray:
         if len(shape) == 1 and isinstance(shape[0], tuple):
             shape = shape[0]
+        if -1 in shape:
+            known = 1
+            for s in shape:
+                known *= s if s != -1 else 1
+            shape = tuple(self.size // max(known, 1) if s == -1 else s for s in shape)
         return LightArray(shape, self.dtype, self.data)
+
+    def copy(self) -> LightArray:
+        return LightArray(self.shape, self.dtype)
+
+    def astype(self, dtype: Any, copy: bool = True) -> LightArray:
+        if not copy and np.dtype(dtype) == self.dtype:
+            return self
+        return LightArray(self.shape, dtype)
 
     def __getitem__(self, k: Any) -> LightArray:
         return LightArray(np.empty(self.shape, np.uint8)[k].shape, self.dtype, self.data)
@@ -125,7 +141,7 @@ def mul(a: Any, b: Any) -> Any:
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--what", default="sum", choices=("sum", "dotp"))
+    ap.add_argument("--what", default="sum", choices=("sum", "dotp", "scan"))
     ap.add_argument("--log2", type=int, default=16)
     ap.add_argument("--calls", type=int, default=5000)
     ap.add_argument("--profile", action="store_true")
@@ -139,6 +155,7 @@ def main() -> None:
     trees = {
         "sum": lambda: ol.fold_all(add, 0.0, x),
         "dotp": lambda: ol.fold_all(add, 0.0, ol.zip_with(mul, x, y)),
+        "scan": lambda: ol.scanl1(add, x),
     }
     node = trees[args.what]()
 
