@@ -81,8 +81,6 @@ class SMVM(Benchmark):
         lengths = np.diff(np.asarray(host_ptr))  # the segment descriptor (host; small)
         gathered = ol.backpermute(tuple(col.shape), lambda k: col[k], x)
         node = ol.fold_seg(add, 0.0, ol.zip_with(mul, val, gathered), lengths)
-        if isinstance(node.offsets, np.ndarray):
-            ol.use(node.offsets)  # the segment starts: copied to the GPU once, not per call
 
         def run(compute: Compute) -> Outputs:
             if compute is python_compute:  # CPython: the segmented fold's meaning, in order

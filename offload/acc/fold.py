@@ -31,6 +31,7 @@ from offload.acc.values import items_key, lower_items, shape_of, to_items
 from offload.delayed import Delayed, reshape
 from offload.frontend.nodes import ElementLowering, Index, NodeFunction, NodePath
 from offload.frontend.values import Scalar, TupleVal, Val
+from offload.runtime.memory import use
 
 NO_Z = None
 """``z`` of a ``fold1``: the first element starts the accumulator."""
@@ -413,6 +414,9 @@ def fold_seg(f: Callable[..., Any], z: Any, a: Any, seg: Any) -> FoldSeg:
             f"fold_seg: the segment lengths sum to {int(offsets[-1])} but the axis has "
             f"{shape[-1]} elements"
         )
+    # offload's own array, never written: frozen, so compute_g copies it to the device
+    # once (its cached copy), not on every call of a kept node
+    use(offsets)
     return FoldSeg(f, to_items(z, "the neutral element z"), a, offsets)
 
 

@@ -27,15 +27,16 @@ class SegmentLayout:
     """Position of each source element (only with neutral elements; else ``None``)."""
 
 
-def validated_lengths(seg: Any, n: int, what: str) -> np.ndarray[Any, np.dtype[np.int64]]:
-    """The segment lengths as int64 on the host: 1-D, non-negative, summing to ``n``."""
-    lengths = host(seg)
+def validated_lengths(seg: Any, n: int, what: str, xp: Any = np) -> Any:
+    """The segment lengths as int64, an array of module ``xp`` (a device array on the
+    GPU: its layout is computed there): 1-D, non-negative, summing to ``n``."""
+    lengths = host(seg) if xp is np else xp.asarray(seg)
     if lengths.ndim != 1:
         raise ValueError(f"{what}: segment lengths are a 1-D array, not shape {lengths.shape}")
     if lengths.dtype.kind not in "iu":
         raise TypeError(f"{what}: segment lengths are integers, not {lengths.dtype}")
     lengths = lengths.astype(np.int64)
-    if (lengths < 0).any():
+    if lengths.size and bool((lengths < 0).any()):
         raise ValueError(f"{what}: segment lengths must be >= 0 (found {int(lengths.min())})")
     total = int(lengths.sum())
     if total != n:
@@ -46,14 +47,18 @@ def validated_lengths(seg: Any, n: int, what: str) -> np.ndarray[Any, np.dtype[n
 
 
 def segment_layout(seg: Any, n: int, with_z: bool, what: str, xp: Any) -> SegmentLayout:
-    """Where segments start in the scanned sequence (arrays of module ``xp``)."""
-    lengths = validated_lengths(seg, n, what)
-    starts = np.cumsum(lengths) - lengths
+    """Where segments start in the scanned sequence (arrays of module ``xp``, computed by
+    ``xp``: on the GPU no per-element work or copy on the host)."""
+    lengths = validated_lengths(seg, n, what, xp)
+    ends = xp.cumsum(lengths)
+    starts = ends - lengths
     if not with_z:
-        heads = starts[lengths > 0]
-        return SegmentLayout(n, xp.asarray(heads), None)
-    k = np.arange(len(lengths), dtype=np.int64)
+        return SegmentLayout(n, starts[lengths > 0], None)
+    k = xp.arange(len(lengths), dtype=np.int64)
     heads = starts + k
-    seg_of = np.repeat(k, lengths)
-    dest = np.arange(n, dtype=np.int64) + seg_of + 1
-    return SegmentLayout(n + len(lengths), xp.asarray(heads), xp.asarray(dest))
+    i = xp.arange(n, dtype=np.int64)
+    if xp is np:
+        seg_of = np.repeat(k, lengths)
+    else:  # (CuPy's repeat takes no array of counts) the segment ends at or before i
+        seg_of = xp.searchsorted(ends, i, side="right").astype(np.int64)
+    return SegmentLayout(n + len(lengths), heads, i + seg_of + 1)
