@@ -181,3 +181,23 @@ def test_a_template_given_another_kind_of_argument_takes_the_full_launch():
     assert dispatcher.numba_launches[-1][1][1] is f
     template.launch(1, 32, "not an array")  # (no key at all: numba's launch decides)
     assert len(dispatcher.numba_launches) == 3
+
+
+class CupyLikeArray:
+    """A CuPy array's own contiguity attributes, and ``flags`` that must not be read."""
+
+    def __init__(self, c: bool, f: bool) -> None:
+        self.dtype, self.ndim = np.dtype(np.float32), 2
+        self._c_contiguous, self._f_contiguous = c, f
+
+    @property
+    def flags(self) -> Any:
+        raise AssertionError("flags read where _c_contiguous/_f_contiguous exist")
+
+
+@pytest.mark.parametrize(
+    ("c", "f", "want"), [(True, False, "C"), (False, True, "F"), (False, False, "A")]
+)
+def test_layout_reads_cupys_own_contiguity_attributes(c: bool, f: bool, want: str) -> None:
+    key = arg_key(CupyLikeArray(c, f), CupyLikeArray)
+    assert key == ("a", "f", 2, want)

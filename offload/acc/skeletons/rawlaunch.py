@@ -64,10 +64,21 @@ def arg_key(value: Any, cupy_ndarray: type) -> tuple[Any, ...] | None:
     if key is not None:
         return key
     if t is cupy_ndarray:
-        flags = value.flags
-        layout = "C" if flags.c_contiguous else "F" if flags.f_contiguous else "A"
-        return ("a", value.dtype.char, value.ndim, layout)
+        return ("a", value.dtype.char, value.ndim, _layout(value))
     return None
+
+
+def _layout(a: Any) -> str:
+    """numba's layout letter of CuPy array ``a``, from CuPy's own contiguity attributes
+    where it has them (``a.flags`` builds an object on each access)."""
+    c = getattr(a, "_c_contiguous", None)
+    if c is None:
+        flags = a.flags
+        return "C" if flags.c_contiguous else "F" if flags.f_contiguous else "A"
+    if c:
+        return "C"
+    f = getattr(a, "_f_contiguous", None)
+    return "F" if (a.flags.f_contiguous if f is None else f) else "A"
 
 
 class Packed:
@@ -99,16 +110,6 @@ def _codes(argument_types: Sequence[Any]) -> list[str] | None:
         else:
             return None
     return codes
-
-
-def _values(args: Sequence[Any], cupy_ndarray: Any) -> list[Any]:
-    flat: list[Any] = []
-    for a in args:
-        if type(a) is cupy_ndarray:
-            flat += [0, 0, a.size, a.itemsize, a.data.ptr, *a.shape, *a.strides]
-        else:
-            flat.append(a)
-    return flat
 
 
 def _flat(a: Any, cupy_ndarray: Any) -> list[Any]:
@@ -187,12 +188,24 @@ class RawLauncher:
     def launch(self, grid: int, threads: int, args: Sequence[Any]) -> None:
         """Run the kernel over ``grid`` blocks of ``threads`` on CuPy's current stream."""
         ndarray = self.cp.ndarray
-        keys = tuple(arg_key(a, ndarray) for a in args)
+        keyed: list[Any] = []
+        values: list[Any] = []
+        for a in args:  # (each argument's kind and flat values in one pass)
+            t = type(a)
+            key = _SCALAR_KEYS.get(t)
+            if key is not None:
+                values.append(a)
+                keyed.append(key)
+            elif t is ndarray:
+                keyed.append(("a", a.dtype.char, a.ndim, _layout(a)))
+                values += [0, 0, a.size, a.itemsize, a.data.ptr, *a.shape, *a.strides]
+            else:
+                keyed.append(None)
+        keys = tuple(keyed)
         packed = self.by_key.get(keys) if None not in keys else None
         if packed is not None:
             bind_thread(self.cp)
             try:
-                values = _values(args, ndarray)
                 stream = self.cp.cuda.get_current_stream().ptr
                 with packed.lock:
                     packed.struct.pack_into(packed.storage, 0, *values)
