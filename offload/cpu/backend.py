@@ -156,10 +156,10 @@ class CpuKernel:
                 self._call(args)
             else:
                 tasks = task_count(shape)
-                used = min(threads, tasks)
-                if used > 1:
+                if threads > 1 and tasks > 1:
+                    used = min(threads, tasks)
                     used = used if self._run_ranges(tasks, used, args) else None
-                else:
+                else:  # one thread: the kernel over all tasks here, no driver
                     self._call((0, tasks, *args))
         except IndexError as exc:  # numba's own boundscheck (e.g. an out= of the wrong shape)
             raise KernelFault.at(
