@@ -14,13 +14,15 @@ it changed.
 
 The chosen mode's figure is a running average (``ALPHA``; a launch counts at most
 ``TAIL`` times it). The other mode's figure is the fastest of ``PROBES`` launches in a
-row: its first launch after a while runs on cold caches and sleeping threads, and one such
-launch once kept a 16-core host on one thread (7pt-stencil: 168 us, against 61 us on all
-16 threads). While all threads are chosen every launch is timed, so a lasting slowdown
-(the machine became busy) shows within a few launches; while one thread is, only the
-``FRESH`` launches before each measurement of all threads are timed, so a small kernel's
-launch costs what a ``compute_s`` launch does (the clock and the bookkeeping were a tenth
-of ``sum`` at 2^16 elements, 4 of 44 us).
+row: its first launch after a while can run on cold caches and sleeping threads, and one
+such launch would keep one thread for up to ``MAX_PERIOD`` launches (the likely cause of
+7pt-stencil on one thread on a 16-core host: 168 us, against 61 us on all 16). All
+threads are chosen only on such a fresh measurement of them, never on their old figure
+against a slower launch on one thread (the machine became busy). While all threads are
+chosen every launch is timed, so a lasting slowdown shows within a few launches, and a
+launch while the machine is loaded runs on one thread. While one thread is chosen only
+the ``FRESH`` launches before each measurement of all threads are timed: the clock and
+the bookkeeping on every launch cost about 1 us (``sum`` at 2^16 elements takes 44 us).
 
 The first guess, before anything is measured, is one thread below ``SMALL_WORK`` elements
 (the crossover of a trivial kernel on a 2-core machine, ``benchmarks``: 16-64 k elements)
@@ -143,6 +145,9 @@ class ThreadChoice:
             size = _Size(chosen=self.max_threads if many else 1, calls=4)
             self._sizes[elements.bit_length()] = size
         elif size.chosen > 1 and not size.probes:
+            if self.loaded():
+                self.timed = False  # (one thread while the cores are taken; not a figure)
+                return 1
             size.calls += 1
         other = self.max_threads if size.chosen == 1 else 1
         if not size.probes:
@@ -191,7 +196,10 @@ class ThreadChoice:
         if one is None or many is None:
             return
         best = self.max_threads if many <= ALL_MARGIN * one else 1
-        if best != size.chosen:
+        # to all threads only on their own fresh measurement: a slower launch on one
+        # thread (the machine became busy) against all threads' old figure (measured on
+        # free cores) would move a loaded machine to all threads
+        if best != size.chosen and best in (1, threads):
             size.chosen, size.period, size.calls, size.probes = best, 4, 0, 0
         elif threads != size.chosen:
             size.period = min(size.period * 2, MAX_PERIOD)

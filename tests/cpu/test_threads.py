@@ -62,6 +62,30 @@ def test_a_loaded_machine_runs_one_thread_and_does_not_try_all():
 
 
 @pytest.mark.unit
+def test_a_slower_one_thread_does_not_move_to_all_threads_on_their_old_figure():
+    # all threads measured 0.9x on free cores (not enough: one thread kept); then the
+    # machine gets busy: one thread 2x slower, all threads 10x; only a fresh measurement of
+    # all threads may choose them (the old figure chose them at once, 6 launches in a row)
+    choice = _choice()
+    _drive(choice, 10**6, {1: 1.0, 4: 0.9}, 300)
+    picked = _drive(choice, 10**6, {1: 2.0, 4: 10.0}, 300)
+    assert picked[:50].count(4) == 0
+    assert picked.count(4) <= 2 * PROBES
+
+
+@pytest.mark.unit
+def test_all_threads_give_way_to_one_while_the_machine_is_loaded():
+    choice = _choice()
+    _drive(choice, 10**6, {1: 1.0, 4: 0.3}, 50)
+    assert choice.pick(10**6) == 4
+    choice.loaded = lambda: True  # type: ignore[method-assign]
+    picked = [choice.pick(10**6) for _ in range(20)]
+    assert picked == [1] * 20 and not choice.timed  # (not a figure of either mode)
+    choice.loaded = lambda: False  # type: ignore[method-assign]
+    assert choice.pick(10**6) == 4
+
+
+@pytest.mark.unit
 def test_size_classes_are_measured_apart():
     choice = _choice()
     _drive(choice, 10**6, {1: 1.0, 4: 0.3}, 50)
