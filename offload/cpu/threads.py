@@ -164,8 +164,10 @@ class ThreadChoice:
         are running or waiting for a core right now (Linux: ``/proc``) are at least the
         number of cores; then one thread is the choice, as a launch on all threads would
         wait for a core (checked at most every second). This process's own threads do not
-        count, nor does the 1-minute load average, which counts them: ``compute_p`` that
-        keeps 16 threads busy raised it to 16, and so loaded a 16-core host by itself."""
+        count (numba's, just back from a launch, may still be running), nor does the
+        1-minute load average, which counts them: a ``compute_p`` loop on 16 threads keeps
+        it near 16, one more runnable thread anywhere away from the old threshold
+        (``cores + 1``), so a 16-core host could look loaded by this process's own work."""
         t = now()
         if t - self._load_checked > 1.0:
             self._load_checked = t
