@@ -99,21 +99,25 @@ class CpuKernel:
 
     def launch(self, shape: tuple[int, ...], outs: Sequence[Any], captures: Sequence[Any]) -> None:
         """Compute every element of ``shape`` into ``outs`` (one array per result)."""
-        if any(n == 0 for n in shape):
+        elements = math.prod(shape)
+        if elements == 0:
             return
         choice = self.threads
-        if choice is None or (len(shape) <= 1 and math.prod(shape) < 2):
+        if choice is None or (len(shape) <= 1 and elements < 2):
             self._launch(shape, outs, captures, 1)  # (one task: nothing to choose)
             return
         # cpu-par: one thread or all, whichever measures faster (offload.cpu.threads); a
-        # launch that compiled is not a measurement.
-        elements = math.prod(shape)
+        # launch that compiled is not a measurement, and most launches on one thread are
+        # not timed (the clock and the bookkeeping would cost them a few percent).
         threads = choice.pick(elements)
         if threads > 1 and self.fork_guard is not None:
             if self.fork_guard.in_forked_child():
                 threads = 1
             else:
                 self.fork_guard.launched()
+        elif not choice.timed:
+            self._launch(shape, outs, captures, threads)
+            return
         warm = self._warm
         start = now()
         used = self._launch(shape, outs, captures, threads)
@@ -152,10 +156,10 @@ class CpuKernel:
                 self._call(args)
             else:
                 tasks = task_count(shape)
-                used = min(threads, tasks)
-                if used > 1:
+                if threads > 1 and tasks > 1:
+                    used = min(threads, tasks)
                     used = used if self._run_ranges(tasks, used, args) else None
-                else:
+                else:  # one thread: the kernel over all tasks here, no driver
                     self._call((0, tasks, *args))
         except IndexError as exc:  # numba's own boundscheck (e.g. an out= of the wrong shape)
             raise KernelFault.at(
