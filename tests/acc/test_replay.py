@@ -292,9 +292,7 @@ def _via_helper(v):
     return _helper(v) * 2.0
 
 
-def test_a_kept_tree_finds_its_entry_on_itself_and_still_sees_a_rebound_helper(
-    monkeypatch, runs
-):
+def test_a_kept_tree_finds_its_entry_on_itself_and_still_sees_a_rebound_helper(monkeypatch, runs):
     x = RNG.random(N)
     node = ol.fold_all(add, 0.0, ol.map(_via_helper, x))
     first = ol.compute_s(node)
