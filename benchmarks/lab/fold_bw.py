@@ -20,20 +20,7 @@ from typing import Any
 
 import numpy as np
 
-
-def _time(cp: Any, fn: Callable[[], Any], repeat: int) -> float:
-    for _ in range(3):
-        fn()
-    cp.cuda.Device().synchronize()
-    times = []
-    for _ in range(repeat):
-        start, stop = cp.cuda.Event(), cp.cuda.Event()
-        start.record()
-        fn()
-        stop.record()
-        stop.synchronize()
-        times.append(cp.cuda.get_elapsed_time(start, stop) * 1e3)
-    return float(np.median(times))
+from benchmarks.lab.cccl_peers import _time
 
 
 def _pipelined(cp: Any, fn: Callable[[], Any], calls: int) -> float:

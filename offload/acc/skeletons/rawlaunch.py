@@ -157,18 +157,8 @@ class Template:
             flat += _flat(v, nd)
             flat += seg
         packed = raw.by_key.get(tuple(keys)) if None not in keys else None
-        if packed is not None:
-            bind_thread(raw.cp)
-            try:
-                stream = raw.cp.cuda.get_current_stream().ptr
-                with packed.lock:
-                    packed.struct.pack_into(packed.storage, 0, *flat)
-                    raw.launch_kernel(
-                        packed.fn_ptr, grid, 1, 1, threads, 1, 1, 0, stream, packed.address, 0
-                    )
-                return
-            except (struct.error, OverflowError):
-                pass  # (as ``RawLauncher.launch``)
+        if packed is not None and raw.packed_launch(packed, grid, threads, flat):
+            return
         args = self.args[:]
         for pos, v in zip(self.variable, values, strict=True):
             args[pos] = v
@@ -203,21 +193,27 @@ class RawLauncher:
                 keyed.append(None)
         keys = tuple(keyed)
         packed = self.by_key.get(keys) if None not in keys else None
-        if packed is not None:
-            bind_thread(self.cp)
-            try:
-                stream = self.cp.cuda.get_current_stream().ptr
-                with packed.lock:
-                    packed.struct.pack_into(packed.storage, 0, *values)
-                    self.launch_kernel(
-                        packed.fn_ptr, grid, 1, 1, threads, 1, 1, 0, stream, packed.address, 0
-                    )
-                return
-            except (struct.error, OverflowError):
-                pass  # a value out of the kernel's type's range: numba converts or refuses
+        if packed is not None and self.packed_launch(packed, grid, threads, values):
+            return
         self._numba_launch(grid, threads, args)
         if None not in keys and keys not in self.by_key:
             self.by_key[keys] = self._learn(args)
+
+    def packed_launch(self, packed: Packed, grid: int, threads: int, values: Sequence[Any]) -> bool:
+        """Launch with ``values`` (flat, in numba's ABI) packed into ``packed``'s
+        parameters; ``False`` where one is out of its parameter type's range (numba's
+        launch converts or refuses it)."""
+        bind_thread(self.cp)
+        try:
+            stream = self.cp.cuda.get_current_stream().ptr
+            with packed.lock:
+                packed.struct.pack_into(packed.storage, 0, *values)
+                self.launch_kernel(
+                    packed.fn_ptr, grid, 1, 1, threads, 1, 1, 0, stream, packed.address, 0
+                )
+        except (struct.error, OverflowError):
+            return False
+        return True
 
     def _numba_launch(self, grid: int, threads: int, args: Sequence[Any]) -> None:
         stream = self.cp.cuda.get_current_stream().ptr
