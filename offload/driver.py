@@ -18,6 +18,7 @@ checks, lowers and compiles as needed.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import types
 from collections.abc import Callable, Mapping, Sequence
@@ -326,7 +327,8 @@ def tree_entry(backend: Backend, root: Any) -> Entry:
         if entry.still_valid is None or entry.still_valid(root):
             return entry
     entry = _entry(backend, root, len(root.shape))
-    object.__setattr__(root, _TREE_MEMO, (backend, _GENERATION[0], entry))
+    with contextlib.suppress(AttributeError, TypeError):  # (a node that holds no attribute)
+        object.__setattr__(root, _TREE_MEMO, (backend, _GENERATION[0], entry))
     return entry
 
 

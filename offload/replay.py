@@ -24,6 +24,7 @@ results.
 
 from __future__ import annotations
 
+import contextlib
 import struct
 import threading
 from collections.abc import Callable, Sequence
@@ -67,7 +68,8 @@ def replayable(root: object) -> bool:
     known = getattr(root, _REPLAYABLE, None)
     if known is None:
         known = _replayable(root)
-        object.__setattr__(root, _REPLAYABLE, known)
+        with contextlib.suppress(AttributeError, TypeError):  # (a node without attributes)
+            object.__setattr__(root, _REPLAYABLE, known)
     return bool(known)
 
 
