@@ -39,7 +39,6 @@ the source index and the destination; nothing is written out of bounds.
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -48,12 +47,12 @@ import numpy as np
 
 from offload.acc.base import Collective, Context
 from offload.acc.combine import ScalarFunction, compile_combine, compile_index_function
+from offload.acc.permute_cpu import accumulate, cached_module, exact_either_way, partials
 from offload.acc.skeletons import atomic_src as shared_atomics
 from offload.acc.skeletons.build import (
     GPU_TARGETS,
     SIM_THREADS,
     THREADS,
-    Module,
     captured,
     compile_module,
     host,
@@ -71,14 +70,12 @@ from offload.acc.skeletons.operands import (
 )
 from offload.acc.skeletons.permute_src import (
     IGNORE,
-    accumulate_kernel,
     atomic_cas_kernel,
     atomic_native_kernel,
     bit_functions,
     combine_new_old,
     dests_kernel,
     groups_kernel,
-    partials_kernels,
 )
 from offload.diagnostics import KernelFault, TypeMismatch
 from offload.frontend.nodes import NodeFunction
@@ -282,13 +279,12 @@ def _combine(
         tasks = 1
         if target == "cpu-par" and mode == "deterministic":
             tasks = cpu_tasks(n, int(outs[0].shape[0]))
-        if tasks > 1:
-            _partials(base, tasks, (dst, xs, outs), caps, _neutral(sf, dts))
-            return
-        # one sequential pass in source order (the destinations came in parallel)
-        src = "\n\n".join([*base, accumulate_kernel(len(dts), len(caps))])
-        module = compile_module("cpu-seq", src, helpers, ["accumulate"], {})
-        module.kernels["accumulate"](np.int64(n), dst, *xs, *outs, *caps)
+        if tasks <= 1:
+            accumulate(base, (dst, xs, outs), caps)
+        elif not all(dt.kind in "iub" for dt in dts):
+            partials(base, tasks, (dst, xs, outs), caps, _neutral(sf, dts))
+        else:
+            exact_either_way(base, tasks, (dst, xs, outs), caps, _neutral(sf, dts))
         return
     native = _native_op(sf, dts[0], mode) if len(dts) == 1 else None
     entries = int(outs[0].size)
@@ -340,8 +336,6 @@ touches and merge, and a task whose row outgrows the core's cache misses on its 
 on one thread (a loaded machine), partials and merge took 1.1-1.4x the sequential pass
 with 64 or more sources per row value, and 1.3-2.7x with 16 (2^20 sources into 4,096
 destinations, 16 tasks: 2.7x), 4-8x with 1-4."""
-MERGE_BLOCK = 4096
-"""Destinations per task of the merge of the rows."""
 
 
 def cpu_tasks(n: int, dests: int) -> int:
@@ -364,65 +358,6 @@ def _by_destination(xp: Any, dst: Any, dests: int) -> Any:
         return xp.argsort(dst, kind="stable")
     key = xp.where(dst >= 0, dst * n + xp.arange(n, dtype=np.int64), -1)
     return xp.argsort(key)
-
-
-def _partials(
-    base: list[str],
-    tasks: int,
-    arrays: tuple[Any, list[Any], list[Any]],
-    caps: list[Any],
-    neutral: Any = None,
-) -> None:
-    """``compute_p``: each task folds its slice into its own row of partial results, in
-    source order; the rows are folded into the outputs in task order (deterministic;
-    the bits of ``compute_s`` wherever the combine is exact, e.g. integer ``+``). The
-    rows start from ``neutral`` where the combine has one (``_neutral``), else each row
-    marks the values it holds. Each kernel runs on one thread or all, as its launches
-    measure (the split is the same)."""
-    dst, xs, outs = arrays
-    n, dests = int(dst.shape[0]), int(outs[0].shape[0])
-    marked = neutral is None
-
-    def source(t: str) -> str:
-        return "\n\n".join([*base, partials_kernels(len(xs), len(caps), marked)])
-
-    key = ("partials", *base, len(xs), len(caps), marked)
-    module = cached_module("cpu-par", key, source, ["ol_comb", "cmb"], ["partials", "merge"])
-    if marked:
-        rows = [np.empty((tasks, dests), o.dtype) for o in outs]
-        held = [np.zeros((tasks, dests), np.uint8)]
-    else:
-        rows = [np.full((tasks, dests), neutral, o.dtype) for o in outs]
-        held = []
-    per = -(-n // tasks)
-    i64 = np.int64
-    module.launch("partials", n, i64(tasks), i64(per), dst, *xs, *rows, *held, *caps)
-    blocks = -(-dests // MERGE_BLOCK)
-    module.launch("merge", tasks * dests, i64(blocks), i64(MERGE_BLOCK), i64(dests),
-                  i64(tasks), *rows, *held, *outs, *caps)  # fmt: skip
-
-
-_MODULES: dict[tuple[object, ...], Module] = {}
-_MODULES_LOCK = threading.Lock()
-
-
-def cached_module(
-    target: str,
-    key: tuple[object, ...],
-    source: Callable[[str], str],
-    helpers: list[str],
-    kernels: list[str],
-) -> Module:
-    """``compile_module(target, source(target), helpers, kernels)``, looked up by ``key``
-    (what the text is made from) so that a warm call does not rebuild the text."""
-    whole = (target, *key, *kernels)
-    with _MODULES_LOCK:
-        module = _MODULES.get(whole)
-    if module is None:
-        module = compile_module(target, source(target), helpers, kernels, {})
-        with _MODULES_LOCK:
-            module = _MODULES.setdefault(whole, module)
-    return module
 
 
 def permute(f: Callable[..., Any], defaults: Any, ix: Callable[..., Any], a: Any) -> Permute:

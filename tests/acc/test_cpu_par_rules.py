@@ -14,6 +14,7 @@ import pytest
 import offload as ol
 from offload.acc import filter as filter_mod
 from offload.acc import permute as permute_mod
+from offload.acc import permute_cpu
 from offload.acc.filter import FILTER_CHUNK
 from offload.acc.filter import filter as ofilter
 from offload.acc.permute import (
@@ -48,14 +49,67 @@ def test_partial_rows_start_at_partials_min_and_stay_small() -> None:
 
 def _spy_partials(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     calls: list[int] = []
-    real = permute_mod._partials
+    real = permute_cpu.partials
 
     def spy(base: Any, tasks: int, arrays: Any, caps: Any, neutral: Any = None) -> None:
         calls.append(tasks)
         real(base, tasks, arrays, caps, neutral)
 
-    monkeypatch.setattr(permute_mod, "_partials", spy)
+    monkeypatch.setattr(permute_mod, "partials", spy)  # (float combines)
+    monkeypatch.setattr(permute_cpu, "partials", spy)  # (integer ones, chosen by measurement)
     return calls
+
+
+def _spy_passes(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    calls: list[int] = []
+    real = permute_cpu.accumulate
+
+    def spy(base: Any, arrays: Any, caps: Any) -> None:
+        calls.append(int(arrays[0].shape[0]))
+        real(base, arrays, caps)
+
+    monkeypatch.setattr(permute_cpu, "accumulate", spy)
+    return calls
+
+
+@pytest.mark.parametrize("dtype", [np.int64, np.int32, np.uint8])
+def test_integer_combines_take_the_sequential_pass_on_one_thread(
+    monkeypatch: pytest.MonkeyPatch, dtype: Any
+) -> None:
+    n = PARTIALS_MIN
+    keys = np.random.default_rng(5).integers(0, BINS, n)
+
+    def ix(i: int) -> Any:
+        return keys[i]
+
+    hist = permute(add, np.zeros(BINS, dtype), ix, np.ones(n, dtype))
+    want = ol.compute_s(hist)
+    partial_rows, passes = _spy_partials(monkeypatch), _spy_passes(monkeypatch)
+    _threads(monkeypatch, "one")
+    assert ol.compute_p(hist).tobytes() == want.tobytes()
+    assert passes == [n] and partial_rows == []  # (integers: the pass, compute_s's bits)
+    _threads(monkeypatch, "all")
+    assert ol.compute_p(hist).tobytes() == want.tobytes()
+    assert partial_rows == [PARTIALS_MIN // PARTIAL_TASK] and passes == [n]
+
+
+def test_float_combines_keep_the_partial_rows_on_one_thread(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    n = PARTIALS_MIN
+    keys = np.random.default_rng(6).integers(0, BINS, n)
+    vals = np.random.default_rng(7).standard_normal(n)
+
+    def ix(i: int) -> Any:
+        return keys[i]
+
+    sums = permute(add, np.zeros(BINS), ix, vals)
+    partial_rows, passes = _spy_partials(monkeypatch), _spy_passes(monkeypatch)
+    _threads(monkeypatch, "one")
+    one = ol.compute_p(sums).tobytes()
+    _threads(monkeypatch, "all")
+    assert ol.compute_p(sums).tobytes() == one  # (the grouping is fixed by the sizes)
+    assert passes == [] and partial_rows == [PARTIALS_MIN // PARTIAL_TASK] * 2
 
 
 def _threads(monkeypatch: pytest.MonkeyPatch, which: str) -> None:
