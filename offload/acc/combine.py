@@ -188,16 +188,18 @@ _CACHE: OrderedDict[tuple[object, ...], ScalarFunction] = OrderedDict()
 _LOCK = threading.Lock()
 
 
-def _cached(key: tuple[object, ...], root: Callable[[], object]) -> ScalarFunction | None:
-    """The cached lowering under ``key`` bound to the root ``root()`` makes, where it
-    serves that root (``ScalarFunction.serves``)."""
+def _cached(
+    key: tuple[object, ...], root: Callable[[ScalarFunction], object]
+) -> ScalarFunction | None:
+    """The cached lowering under ``key`` bound to the root ``root(hit)`` makes for it,
+    where it serves that root (``ScalarFunction.serves``)."""
     with _LOCK:
         hit = _CACHE.get(key)
         if hit is not None:
             _CACHE.move_to_end(key)
     if hit is None:
         return None
-    mine = root()
+    mine = root(hit)
     return hit.bound(mine) if hit.serves(mine) else None
 
 
@@ -218,11 +220,8 @@ def compile_combine(
     dts = tuple(tuple(d.str for d in o) for o in operands)
     key = ("ops", function_key(f), closure_kinds(f), dts, fname)
 
-    def root() -> object:
-        with _LOCK:
-            hit = _CACHE.get(key)
-        held = getattr(hit.root, "fn", None) if hit is not None else None
-        return hit.root if held is f else _Operands(f, operands)  # type: ignore[union-attr]
+    def root(hit: ScalarFunction) -> object:
+        return hit.root if getattr(hit.root, "fn", None) is f else _Operands(f, operands)
 
     hit = _cached(key, root)
     if hit is not None:
@@ -239,7 +238,7 @@ def compile_index_function(
     """``ix(i0, ..., i<rank-1>)`` of int64 indices (permute's index function)."""
     _require_function(ix, what)
     key = ("ix", function_key(ix), closure_kinds(ix), rank, fname)
-    hit = _cached(key, lambda: ix)
+    hit = _cached(key, lambda _: ix)
     if hit is not None:
         return hit
     lowered = check_and_lower(ix, rank)

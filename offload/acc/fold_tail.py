@@ -133,27 +133,27 @@ class _Tail:
     caps: tuple[Any, ...]
     dts: tuple[Dt, ...]
     lead: tuple[int, ...]
-    _fast: dict[int, Callable[..., None]] = field(default_factory=dict, compare=False)
-    """The GPU launch of later calls, by the partials' row length (``Module.template``)."""
+    _fast: list[Any] = field(default_factory=list, compare=False)
+    """``[row length, launch]`` of later calls on the GPU (``Module.template``): the
+    partials' row length fixed by the first call (a replayed step's inputs keep it)."""
 
     def __call__(self, *parts: Any) -> Any:
         rows = math.prod(self.lead)
         p0 = parts[0].shape[-1]
         xs = [working(self.target, x, self.backend).reshape(rows, p0) for x in parts]
         outs = [xp_for(self.target).empty(rows, dt) for dt in self.dts]
-        fast = self._fast.get(p0)
-        if fast is not None:
-            fast(*xs, *outs)
-            return pack([o.reshape(self.lead) for o in outs])
-        args = (*self.head, *xs, *self.zs, *outs, *self.caps)
-        blocks = min(rows, MAX_BLOCKS)
-        self.module.launch("fold_tail", rows, *args, blocks=blocks)
-        if not self._fast:  # (later calls: the same tables, sizes and neutral elements)
-            m, h = len(xs), len(self.head)
-            variable = [*range(h, h + m), *range(h + m + len(self.zs), h + 2 * m + len(self.zs))]
-            made = self.module.template("fold_tail", rows, args, variable, blocks)
-            if made is not None:
-                self._fast[p0] = made
+        if self._fast and self._fast[0] == p0:
+            self._fast[1](*xs, *outs)
+        else:
+            args = (*self.head, *xs, *self.zs, *outs, *self.caps)
+            blocks = min(rows, MAX_BLOCKS)
+            self.module.launch("fold_tail", rows, *args, blocks=blocks)
+            if not self._fast:
+                m, h, nz = len(xs), len(self.head), len(self.zs)
+                variable = [*range(h, h + m), *range(h + m + nz, h + 2 * m + nz)]
+                made = self.module.template("fold_tail", rows, args, variable, blocks)
+                if made is not None:
+                    self._fast[:] = [p0, made]
         return pack([o.reshape(self.lead) for o in outs])
 
 

@@ -88,18 +88,22 @@ class Module:
         returned function (``rawlaunch.Template``); ``None`` off the GPU."""
         if self.target != "gpu" or items <= 0:
             return None
-        raw = self.raw.get(kernel)
-        if raw is None:
-            import cupy
-
-            raw = self.raw[kernel] = RawLauncher(self.kernels[kernel], cupy)
-        made = Template(raw, (np.int64(items), *args), [k + 1 for k in variable])
+        made = Template(self._raw(kernel), (np.int64(items), *args), [k + 1 for k in variable])
         threads = self.threads or THREADS
 
         def launch(*values: Any) -> None:
             made.launch(blocks, threads, *values)
 
         return launch
+
+    def _raw(self, kernel: str) -> RawLauncher:
+        """The GPU launcher of ``kernel``, made on its first launch."""
+        raw = self.raw.get(kernel)
+        if raw is None:
+            import cupy
+
+            raw = self.raw[kernel] = RawLauncher(self.kernels[kernel], cupy)
+        return raw
 
     def launch(self, kernel: str, items: int, *args: Any, blocks: int | None = None) -> None:
         """Run ``kernel`` over ``items`` work items (its first argument); ``blocks`` fixes
@@ -113,12 +117,7 @@ class Module:
             most = SIM_MAX_BLOCKS if self.target == "gpu-sim" else MAX_BLOCKS
             grid = blocks or max(1, min(most, -(-items // threads)))
             if self.target == "gpu":
-                raw = self.raw.get(kernel)
-                if raw is None:
-                    import cupy
-
-                    raw = self.raw[kernel] = RawLauncher(fn, cupy)
-                raw.launch(grid, threads, (np.int64(items), *args))
+                self._raw(kernel).launch(grid, threads, (np.int64(items), *args))
                 return
             with warnings.catch_warnings():
                 # a small grid is the right one for a short level of a tree or a tail
