@@ -136,7 +136,7 @@ def mul(a: Any, b: Any) -> Any:
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--what", default="sum", choices=("sum", "dotp", "scan"))
+    ap.add_argument("--what", default="sum", choices=("sum", "dotp", "scan", "map", "map-out"))
     ap.add_argument("--log2", type=int, default=16)
     ap.add_argument("--calls", type=int, default=5000)
     ap.add_argument("--profile", action="store_true")
@@ -152,10 +152,19 @@ def main() -> None:
         "dotp": lambda: ol.fold_all(add, 0.0, ol.zip_with(mul, x, y)),
         "scan": lambda: ol.scanl1(add, x),
     }
-    node = trees[args.what]()
+    out = LightArray(n, np.float32)
+
+    def elem(i: int) -> Any:
+        return x[i] * np.float32(2.0) + np.float32(1.0)
 
     def call() -> Any:
+        if args.what == "map":
+            return ol.compute_g(n, elem)
+        if args.what == "map-out":
+            return ol.compute_g(n, elem, out=out)
         return ol.compute_g(node)
+
+    node = trees[args.what]() if args.what in trees else None
 
     for _ in range(3):
         call()

@@ -1,7 +1,10 @@
-"""Inclusive scan (``scanl1`` (+), float32, device mode) against ``cupy.cumsum`` and CUB
-(``cuda.compute.inclusive_scan``) by CUDA events, GPU only (issue 16):
+"""Inclusive scan (``scanl1`` (+), float32 or int32, device mode) against ``cupy.cumsum``
+and CUB (``cuda.compute.inclusive_scan``) by CUDA events, GPU only (issue 16):
 
     python -m benchmarks.lab.scan_bw [--label NAME] [--sizes 1048576,4194304,50000000]
+        [--dtype float32|int32] [--mode deterministic|fast]
+
+(int32 scans and ``--mode fast`` take the one-pass scan, float32 by default the tree.)
 
 Prints one table row per size: median µs per call of each, offload's ratio to CUB, and
 the effective bandwidth of offload's scan counted as CUB's minimum traffic (read once,
@@ -24,12 +27,22 @@ def main() -> None:
     ap.add_argument("--label", default="offload")
     ap.add_argument("--sizes", default="1048576,4194304,50000000")
     ap.add_argument("--kernels", action="store_true", help="time each launch at the last size")
+    ap.add_argument("--dtype", default="float32", choices=("float32", "int32"))
+    ap.add_argument("--mode", default="deterministic", choices=("deterministic", "fast"))
     args = ap.parse_args()
     import cupy as cp
 
     import offload as ol
 
     ol.config.memory = "device"
+    ol.config.determinism = args.mode
+    dt = np.dtype(args.dtype)
+
+    def values(n: int) -> Any:
+        if dt.kind == "i":
+            return cp.asarray(rng.integers(-1000, 1000, n).astype(dt))
+        return cp.asarray(rng.uniform(-1, 1, n).astype(dt))
+
     try:
         import cuda.compute as cc
         from cuda.compute import OpKind
@@ -40,13 +53,13 @@ def main() -> None:
     cols = ("label", "n", "offload", "cumsum", "CUB", "x CUB", "GB/s")
     print(" ".join(f"{c:>{w}}" for c, w in zip(cols, (14, 10, 9, 9, 9, 6, 6), strict=True)))
     for n in (int(s) for s in args.sizes.split(",")):
-        x = cp.asarray(rng.uniform(-1, 1, n).astype(np.float32))
+        x = values(n)
         y = cp.empty_like(x)
         ours = _time(cp, lambda x=x: ol.compute_g(ol.scanl1(_add, x)))
-        cum = _time(cp, lambda x=x: cp.cumsum(x))
+        cum = _time(cp, lambda x=x: cp.cumsum(x, dtype=x.dtype))
         cub: Any = float("nan")
         if cc is not None:
-            h_init = np.zeros(1, np.float32)
+            h_init = np.zeros(1, dt)
             cub = _time(
                 cp,
                 lambda x=x, y=y, n=n: cc.inclusive_scan(
@@ -54,23 +67,27 @@ def main() -> None:
                 ),
             )
         got = ol.compute_g(ol.scanl1(_add, x))
-        ref = cp.cumsum(x.astype(cp.float64))
-        err = float(cp.max(cp.abs(got - ref)) / max(1.0, float(cp.max(cp.abs(ref)))))
+        if dt.kind == "i":  # (exact: int32 wraps the same grouped any way)
+            err = float(cp.count_nonzero(got != cp.cumsum(x, dtype=dt)))
+        else:
+            ref = cp.cumsum(x.astype(cp.float64))
+            err = float(cp.max(cp.abs(got - ref)) / max(1.0, float(cp.max(cp.abs(ref)))))
         gbs = 2 * 4 * n / (ours * 1e-6) / 1e9
         print(
             f"{args.label:>14} {n:>10} {ours:>9.1f} {cum:>9.1f} {cub:>9.1f} "
-            f"{ours / cub:>6.2f} {gbs:>6.0f}  (rel err vs float64 {err:.1e})"
+            f"{ours / cub:>6.2f} {gbs:>6.0f}  ({args.dtype} {args.mode}; "
+            + (f"{err:g} wrong)" if dt.kind == "i" else f"rel err vs float64 {err:.1e})")
         )
         del x, y, got, ref
     if args.kernels:
-        _per_kernel(cp, ol, rng, int(args.sizes.split(",")[-1]))
+        _per_kernel(cp, ol, values(int(args.sizes.split(",")[-1])))
 
 
-def _per_kernel(cp: Any, ol: Any, rng: Any, n: int) -> None:
-    """One warm ``scanl1`` of ``n`` with each skeleton launch between CUDA events."""
+def _per_kernel(cp: Any, ol: Any, x: Any) -> None:
+    """One warm ``scanl1`` of ``x`` with each skeleton launch between CUDA events."""
     from offload.acc.skeletons import build
 
-    x = cp.asarray(rng.uniform(-1, 1, n).astype(np.float32))
+    n = x.size
     ol.compute_g(ol.scanl1(_add, x))
     marks: list[tuple[str, Any, Any]] = []
     launch = build.Module.launch

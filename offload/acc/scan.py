@@ -68,6 +68,7 @@ from offload.acc.skeletons.scan_gpu_src import (
     staged_threads,
     tail_kernel,
 )
+from offload.acc.skeletons.scan_onepass_src import onepass_module, pad
 from offload.acc.skeletons.scan_src import combine_wrapper, fused_kernel, scan_module
 from offload.acc.skeletons.segments import segment_layout
 from offload.cpu.threads import ThreadChoice, now
@@ -204,6 +205,8 @@ class Scan(Collective):
 
 _MODULES = Remembered()
 """Compiled scan modules (``ScanJob.module``)."""
+_ONEPASS = Remembered()
+"""Compiled one-pass scan modules (``ScanJob._one_pass``)."""
 _TAIL_LEVELS = Remembered()
 """The tail kernel's level tables (``_tail_levels``)."""
 
@@ -230,6 +233,10 @@ class ScanJob:
         if rows == 0 or length == 0:
             return outs
         chunk = chunk_size(self.target, length, self.mode)
+        one = self.onepass_threads() if chunk == GPU_CHUNK and length > chunk else None
+        if one is not None:
+            self._one_pass(one, (xs, zs, outs), has_z, rows, length)
+            return outs
         tb = self.staged_threads() if chunk == GPU_CHUNK else None
         module = self.module(tb)
         self._level(module, (xs, zs, outs), (has_z, int(self.right)), (rows, length, chunk))
@@ -254,6 +261,62 @@ class ScanJob:
             src += "\n\n" + fused_kernel(len(self.dts), len(self.caps)) + "\n"
             kernels.append("fused")
         return compile_module(self.target, src, ["ol_comb", "cmb"], kernels, {}, threads=tb)
+
+    def onepass_threads(self) -> int | None:
+        """The block size of the one-pass scan (``scan_onepass_src``) where it applies, else
+        ``None``: on the GPU and its simulator, for components that are all integers (any
+        grouping of an associative combine gives the same bits, so every mode may use it)
+        or in ``fast`` mode (floats grouped as the look-back finds them)."""
+        if self.target not in GPU_TARGETS:
+            return None
+        if self.mode != "fast" and any(dt.kind not in "iu" for dt in self.dts):
+            return None
+        most = SIM_THREADS if self.target == "gpu-sim" else THREADS
+        # (the tile's staging, as the staged kernels', plus two buffers of chunk totals)
+        return staged_threads(self.dts, GPU_CHUNK + 2, most)
+
+    def onepass_module(self, tb: int) -> Module:
+        """The compiled one-pass scan module for blocks of ``tb`` threads, remembered."""
+        combine = self.combine.source(gpu=True)
+
+        def make() -> Module:
+            src = self.onepass_module_source(tb)
+            return compile_module(self.target, src, ["ol_comb", "cmb"], ["onepass"], {}, threads=tb)
+
+        key = (self.target, combine, self.dts, len(self.caps), self.right, self.segmented, tb)
+        module: Module = _ONEPASS.get(key, make)
+        return module
+
+    def onepass_module_source(self, tb: int) -> str:
+        """The one-pass scan module's text for blocks of ``tb`` threads."""
+        combine = self.combine.source(gpu=True)
+        user = self.dts[1:] if self.segmented else self.dts
+        wrapper = combine_wrapper("ol_comb", user, len(self.caps), self.right, self.segmented)
+        return onepass_module(combine, wrapper, self.dts, len(self.caps), tb=tb, ch=GPU_CHUNK)
+
+    def _one_pass(
+        self,
+        tb: int,
+        arrays: tuple[list[Any], list[Any], list[Any]],
+        has_z: int,
+        rows: int,
+        length: int,
+    ) -> None:
+        """The inclusive scans of ``_level`` in one launch (``scan_onepass_src``): a block
+        a tile of ``tb`` chunks, tiles taken in order from a counter."""
+        xs, zs, outs = arrays
+        module = self.onepass_module(tb)
+        nch = cdiv(length, GPU_CHUNK)
+        tpr = cdiv(nch, tb)
+        tiles = rows * tpr
+        xp = xp_for(self.target)
+        state = xp.zeros(tiles + 1, np.int32)  # (each tile's status, then the tile counter)
+        ags = [xp.empty(tiles * pad(dt), dt) for dt in self.dts]
+        incs = [xp.empty(tiles * pad(dt), dt) for dt in self.dts]
+        i64 = np.int64
+        head = (i64(nch), i64(length), i64(GPU_CHUNK), i64(has_z), i64(self.right), i64(tpr))
+        args = (*head, *xs, *zs, *outs, state[:tiles], state[tiles:], *ags, *incs, *self.caps)
+        module.launch("onepass", tiles, *args, blocks=tiles)
 
     def staged_threads(self) -> int | None:
         """The block size of the GPU's shared-memory kernels for these components, or

@@ -57,6 +57,28 @@ def test_gpu_scan_past_two_to_the_31_elements() -> None:
     np.testing.assert_array_equal(tail, want)
 
 
+@pytest.mark.parametrize("n", [33, 8191, 8192, 1 << 20, 50_000_017])
+def test_gpu_one_pass_integer_scans_are_exact(n: int) -> None:
+    # integer components take the one-pass scan (a decoupled look-back across tiles, in
+    # whatever order the GPU runs them): exact, so equal to cumsum with wrapping
+    rng = np.random.default_rng(n)
+    a = rng.integers(-(2**31), 2**31 - 1, n, dtype=np.int64).astype(np.int32)
+    want = np.cumsum(a, dtype=np.int32)
+    for _ in range(2):
+        np.testing.assert_array_equal(_host(compute(S.scanl1(add, a), "gpu")), want)
+    m = rng.integers(-5, 5, (3, n // 3 + 1), dtype=np.int64)
+    got = _host(compute(S.scanr(add, np.int64(7), m), "gpu"))
+    np.testing.assert_array_equal(got, np.asarray(compute(S.scanr(add, np.int64(7), m))))
+
+
+def test_gpu_fast_mode_float_scan_is_close() -> None:
+    a = np.random.default_rng(8).uniform(-1, 1, 10_000_019).astype(np.float32)
+    got = _host(compute(S.scanl1(add, a), "gpu", "fast"))
+    want = np.cumsum(a.astype(np.float64))
+    assert got.dtype == np.float32
+    np.testing.assert_allclose(got, want, rtol=0, atol=5e-2)
+
+
 @pytest.mark.parametrize("mode", ["deterministic", "cross_target", "fast"])
 def test_gpu_permute(mode: str) -> None:
     rng = np.random.default_rng(4)

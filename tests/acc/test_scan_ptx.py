@@ -67,6 +67,33 @@ def test_tuple_scan_kernel_compiles() -> None:
     _entry(kernel_ptx(src, ["ol_comb", "cmb"], "totals", args), "totals")
 
 
+@pytest.mark.parametrize(
+    ("dts", "f", "mode"),
+    [((I64,), add, "deterministic"), ((F32,), add, "fast"), ((I64,) * 4, matmul2, "cross_target")],
+)
+def test_one_pass_scan_kernel_compiles_with_its_look_back(dts: tuple, f: object, mode: str) -> None:
+    sf = compile_combine(f, (dts, dts), "ol_comb", "test")
+    job = ScanJob("gpu", mode, sf, dts, [])
+    tb = job.onepass_threads()
+    assert tb is not None
+    src = job.onepass_module_source(tb)
+    x = np.zeros((2, 3), dts[0])
+    i, st = np.int64(0), np.zeros(4, np.int32)
+    m = len(dts)
+    args = (
+        [i] * 7
+        + [x] * m
+        + [dts[0].type(0)] * m
+        + [x] * m
+        + [st, st]
+        + [np.zeros(4, dts[0])] * 2 * m
+    )
+    ptx = _entry(kernel_ptx(src, ["ol_comb", "cmb"], "onepass", args), "onepass")
+    assert "bar.sync" in ptx
+    assert re.search(r"atom\.global\.(add|max)\.[su]32", ptx)  # the tile counter, the status
+    assert "membar.gl" in ptx or "fence.sc.gpu" in ptx or "fence.acq_rel.gpu" in ptx
+
+
 def test_permute_native_atomic_add_compiles_to_atom_add() -> None:
     src = atomic_native_kernel("gpu", "add")
     dst, x = np.zeros(4, np.int64), np.zeros(4, np.float32)

@@ -1,0 +1,266 @@
+"""A scan in one pass over the data: each block scans a tile of chunks and finds the
+combined value of the tiles before it by a decoupled look-back (Merrill and Garland,
+"Single-pass Parallel Prefix Scan with Decoupled Look-back", 2016).
+
+The chunk tree of ``scan_src`` reads the input twice (``totals`` and ``rescan``) and writes
+it once; this kernel reads it once and writes it once. Each block takes the next tile
+from a counter (so every tile before it has started: the wait below cannot deadlock):
+``TB`` consecutive chunks of ``CH`` elements of one row, staged through shared memory as
+``scan_gpu_src`` stages them. It folds each chunk (a thread a chunk), scans the chunk
+totals across the block, and publishes the tile's total (``status`` 1). Thread 0 then
+walks back over the tiles before it in the row, combining their totals until it meets a
+tile whose inclusive prefix is published (``status`` 2), publishes its own inclusive
+prefix, and every thread rescans its chunk from its carry.
+
+Where a predecessor's prefix is found depends on timing, so the grouping of the combines
+does too. That is exact for integer components (wrapping arithmetic, an associative
+combine: any grouping gives the same bits) -- used there in every mode -- and for floats
+only in ``determinism = "fast"``, whose results may differ in the last bits from run to
+run, as CUB's scan's do.
+
+Published values sit alone in their 128-byte line (``pad``), written before a
+``threadfence`` and the status store, read after the status load and a fence: a
+line is only ever read once its value is final, so an SM's L1 cannot hold it stale.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from offload.acc.skeletons.scan_src import _get, _indent, _names
+
+Dt = np.dtype[Any]
+
+LINE = 128
+"""Bytes of a published value's own cache line."""
+
+
+def pad(dt: Dt) -> int:
+    """Elements between two tiles' published values of dtype ``dt``."""
+    return max(1, LINE // max(1, dt.itemsize))
+
+
+def _into(dst: list[str], left: list[str], right: list[str], caps: list[str]) -> str:
+    """``dst = cmb(left, right)``, componentwise."""
+    call = f"r_ = cmb({', '.join([*left, *right, *caps])})"
+    return "\n".join([call, *(f"{d} = r_[{k}]" for k, d in enumerate(dst))])
+
+
+def _copy(dst: list[str], src: list[str]) -> str:
+    return "\n".join(f"{d} = {s}" for d, s in zip(dst, src, strict=True))
+
+
+def _whole_tile(m: int, tb: int, ch: int, *, load: bool) -> str:
+    """A whole tile of a forward row without a neutral element, its ``ch`` loads (or
+    stores) of a thread issued before the first shared access waits on one."""
+    lines = ["base_ = jt * (TB * CH) + tid"]
+    for j in range(ch):
+        at = f"{j * tb} + tid + ({j * tb} + tid) // CH"
+        if load:
+            lines += [f"e{k}_{j} = x{k}[row, base_ + {j * tb}]" for k in range(m)]
+        else:
+            lines += [f"e{k}_{j} = sm{k}[{at}]" for k in range(m)]
+    for j in range(ch):
+        at = f"{j * tb} + tid + ({j * tb} + tid) // CH"
+        if load:
+            lines += [f"sm{k}[{at}] = e{k}_{j}" for k in range(m)]
+        else:
+            lines += [f"o{k}[row, base_ + {j * tb}] = e{k}_{j}" for k in range(m)]
+    return "\n".join(lines)
+
+
+def _positions(inner: str) -> str:
+    """``inner`` for each staged position ``p`` of the tile whose element ``kk`` exists."""
+    return (
+        "for j in range(CH):\n"
+        "    p = j * TB + tid\n"
+        "    wl = p // CH\n"
+        "    kk = (c0 + wl) * CH + (p - wl * CH)\n"
+        "    if kk < L:\n" + _indent(_indent(inner))
+    )
+
+
+def onepass_module(
+    combine_src: str, wrapper_src: str, dts: tuple[Dt, ...], n_caps: int, *, tb: int, ch: int
+) -> str:
+    """Kernel ``onepass(tiles, nch, L, C, has_z, rev, tpr, x.., z.., o.., status, ctr,
+    ag.., inc.., u..)``: the inclusive scan of every row (``scan_src``'s virtual rows:
+    ``has_z``, ``rev``) of ``nch`` chunks, ``tpr`` tiles a row, launched with one block a
+    tile and ``TB`` threads. ``status`` (int32, a tile each) and ``ctr`` (int32, one) start
+    at zero; ``ag<k>``/``inc<k>`` hold ``pad`` elements a tile."""
+    m = len(dts)
+    caps = _names("u", n_caps)
+    acc, e, a, cy, t, v, r = (_names(p, m) for p in ("acc", "e", "a", "cy", "t", "v", "r"))
+    xs, zs, os_, ags, incs = (_names(p, m) for p in ("x", "z", "o", "ag", "inc"))
+    pads = [pad(dt) for dt in dts]
+    shared = "\n".join(
+        f"sm{k} = cuda.shared.array({tb * (ch + 1)}, np.{dt.name})\n"
+        f"sc{k} = cuda.shared.array({2 * tb}, np.{dt.name})\n"
+        f"pf{k} = cuda.shared.array(1, np.{dt.name})"
+        for k, dt in enumerate(dts)
+    )
+    whole = "has_z == 0 and rev == 0 and (jt + 1) * (TB * CH) <= L"
+    stage_in = (
+        f"if {whole}:\n"
+        + _indent(_whole_tile(m, tb, ch, load=True))
+        + "\nelse:\n"
+        + _indent(
+            _positions(
+                _get(m, "e", "kk") + "\n" + "\n".join(f"sm{k}[p + wl] = e{k}" for k in range(m))
+            )
+        )
+    )
+    read_e = "\n".join(f"e{k} = sm{k}[base + k]" for k in range(m))
+    fold_chunk = (
+        "cnt = min(CH, L - ci * CH)\n"
+        + "\n".join(f"acc{k} = sm{k}[base]" for k in range(m))
+        + "\nfor k in range(1, cnt):\n"
+        + _indent(read_e + "\n" + _into(acc, acc, e, caps))
+        + "\n"
+        + "\n".join(f"sc{k}[tid] = acc{k}" for k in range(m))
+    )
+    block_scan = "src = np.int64(0)\noff = np.int64(1)\nwhile off < nv:\n" + _indent(
+        "dst = TB - src\n"
+        "if tid < nv:\n"
+        + _indent(
+            "if tid >= off:\n"
+            + _indent(
+                "\n".join(f"a{k} = sc{k}[src + tid - off]" for k in range(m))
+                + "\n"
+                + "\n".join(f"e{k} = sc{k}[src + tid]" for k in range(m))
+                + "\n"
+                + _into(acc, a, e, caps)
+            )
+            + "\nelse:\n"
+            + _indent("\n".join(f"acc{k} = sc{k}[src + tid]" for k in range(m)))
+            + "\n"
+            + "\n".join(f"sc{k}[dst + tid] = acc{k}" for k in range(m))
+        )
+        + "\ncuda.syncthreads()\nsrc = dst\noff *= 2"
+    )
+
+    def publish(arrays: list[str], values: list[str], state: int) -> str:
+        return (
+            "\n".join(f"{g}[T * {p}] = {x}" for g, p, x in zip(arrays, pads, values, strict=True))
+            + f"\ncuda.threadfence()\ncuda.atomic.max(status, T, {state})"
+        )
+
+    look_back = (
+        "\n".join(f"t{k} = sc{k}[src + nv - 1]" for k in range(m))
+        + "\nif jt == 0:\n"
+        + _indent(publish(incs, t, 2) + "\ntt[1] = 0")
+        + "\nelse:\n"
+        + _indent(
+            publish(ags, t, 1)
+            + "\n"
+            + _copy(r, t)
+            + "\nhave = 0\nkb = T - 1\nwhile True:\n"
+            + _indent(
+                "s = cuda.atomic.add(status, kb, 0)\n"
+                "while s == 0:\n"
+                "    s = cuda.atomic.add(status, kb, 0)\n"
+                "cuda.threadfence()\n"
+                "if s == 2:\n"
+                + _indent(
+                    "\n".join(
+                        f"v{k} = {g}[kb * {p}]"
+                        for k, (g, p) in enumerate(zip(incs, pads, strict=True))
+                    )
+                )
+                + "\nelse:\n"
+                + _indent(
+                    "\n".join(
+                        f"v{k} = {g}[kb * {p}]"
+                        for k, (g, p) in enumerate(zip(ags, pads, strict=True))
+                    )
+                )
+                + "\nif have == 0:\n"
+                + _indent(_copy(r, v) + "\nhave = 1")
+                + "\nelse:\n"
+                + _indent(_into(r, v, r, caps))
+                + "\nif s == 2:\n    break\nkb -= 1"
+            )
+            + "\n"
+            + "\n".join(f"pf{k}[0] = r{k}" for k in range(m))
+            + "\n"
+            + _into(a, r, t, caps)
+            + "\n"
+            + publish(incs, a, 2)
+            + "\ntt[1] = 1"
+        )
+    )
+    store = "\n".join(f"sm{k}[base + k] = acc{k}" for k in range(m))
+    rescan = (
+        "cnt = min(CH, L - ci * CH)\n"
+        + "\n".join(f"cy{k} = sm{k}[base]" for k in range(m))
+        + "\nhc = 0\nif tid > 0:\n"
+        + _indent(
+            "\n".join(f"cy{k} = sc{k}[src + tid - 1]" for k in range(m))
+            + "\nhc = 1\nif hp != 0:\n"
+            + _indent(
+                "\n".join(f"a{k} = pf{k}[0]" for k in range(m)) + "\n" + _into(cy, a, cy, caps)
+            )
+        )
+        + "\nelif hp != 0:\n"
+        + _indent("\n".join(f"cy{k} = pf{k}[0]" for k in range(m)) + "\nhc = 1")
+        + "\nk = 0\n"
+        + read_e
+        + "\nif hc != 0:\n"
+        + _indent(_into(acc, cy, e, caps))
+        + "\nelse:\n"
+        + _indent(_copy(acc, e))
+        + "\n"
+        + store
+        + "\nfor k in range(1, cnt):\n"
+        + _indent(read_e + "\n" + _into(acc, acc, e, caps) + "\n" + store)
+    )
+    stage_out = (
+        f"if {whole}:\n"
+        + _indent(_whole_tile(m, tb, ch, load=False))
+        + "\nelse:\n"
+        + _indent(
+            _positions(
+                "q_ = kk if rev == 0 else L - 1 - kk\n"
+                + "\n".join(f"{o}[row, q_] = sm{k}[p + wl]" for k, o in enumerate(os_))
+            )
+        )
+    )
+    body = "\n".join(
+        [
+            shared,
+            "tt = cuda.shared.array(2, np.int64)",
+            "tid = np.int64(cuda.threadIdx.x)",
+            "n_ = L - has_z",
+            "if tid == 0:",
+            "    tt[0] = np.int64(cuda.atomic.add(ctr, 0, 1))",
+            "cuda.syncthreads()",
+            "T = tt[0]",
+            "row = T // tpr",
+            "jt = T - row * tpr",
+            "c0 = jt * TB",
+            "nv = min(np.int64(TB), nch - c0)",
+            stage_in,
+            "cuda.syncthreads()",
+            "base = tid * (CH + 1)",
+            "ci = c0 + tid",
+            "if tid < nv:",
+            _indent(fold_chunk),
+            "cuda.syncthreads()",
+            block_scan,
+            "if tid == 0:",
+            _indent(look_back),
+            "cuda.syncthreads()",
+            "hp = tt[1]",
+            "if tid < nv:",
+            _indent(rescan),
+            "cuda.syncthreads()",
+            stage_out,
+        ]
+    )
+    params = ["tiles", "nch", "L", "C", "has_z", "rev", "tpr", *xs, *zs, *os_, "status", "ctr"]
+    params += [*ags, *incs, *caps]
+    kernel = f"def onepass({', '.join(params)}):\n" + _indent(body)
+    consts = f"TB = {tb}\nCH = {ch}\n"
+    return "\n\n".join([consts, combine_src, wrapper_src, kernel]) + "\n"

@@ -1,0 +1,141 @@
+"""The one-pass scan (``scan_onepass_src``: tiles in counter order, a decoupled look-back)
+under the CUDA simulator: which scans take it, every form and shape against Python loops,
+and the look-back over a tile that has published only its total (the simulator runs blocks
+one after another, so only a hand-set status reaches that branch)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+
+from offload.acc import scan as S
+from offload.acc.combine import ScalarFunction
+from offload.acc.skeletons.direct import compute
+from offload.acc.skeletons.operands import combine_for
+from offload.acc.skeletons.scan_onepass_src import pad
+from tests.acc.sim_lane import needs_simulator
+from tests.acc.skeleton_refs import add, matmul2, ref_scan, ref_seg_scan
+
+pytestmark = [pytest.mark.sim, needs_simulator]
+
+# With the simulator's 32 threads a block, a tile is 32 chunks of 32: 1024 elements.
+TILE = 32 * 32
+
+
+@pytest.fixture
+def one_passes(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """Counts the one-pass launches."""
+    seen: list[int] = []
+    real = S.ScanJob._one_pass
+
+    def spy(self: S.ScanJob, *args: Any, **kw: Any) -> None:
+        seen.append(1)
+        real(self, *args, **kw)
+
+    monkeypatch.setattr(S.ScanJob, "_one_pass", spy)
+    return seen
+
+
+@pytest.mark.parametrize("n", [33, TILE - 1, TILE, 3 * TILE + 77])
+def test_integer_scans_take_one_pass_and_equal_python_loops(n: int, one_passes: list[int]) -> None:
+    a = np.random.default_rng(n).integers(-(2**40), 2**40, (2, n), dtype=np.int64)
+    lz, rz = ref_scan(add, 0, [a])[0], ref_scan(add, 0, [a], right=True)[0]
+    cases = [
+        (S.scanl(add, 0, a), lz),
+        (S.scanl1(add, a), ref_scan(add, None, [a])[0]),
+        (S.scanr(add, 0, a), rz),
+        (S.scanr1(add, a), ref_scan(add, None, [a], right=True)[0]),
+        (S.scanl_total(add, 0, a)[1], lz[..., n]),
+    ]
+    for node, want in cases:
+        got = np.asarray(compute(node, "gpu-sim"))
+        np.testing.assert_array_equal(got, want)
+    assert len(one_passes) == len(cases)
+
+
+def test_int8_wraps_as_the_tree_does(one_passes: list[int]) -> None:
+    a = np.random.default_rng(1).integers(-128, 128, 2 * TILE + 5).astype(np.int8)
+    got = np.asarray(compute(S.scanl1(add, a), "gpu-sim", "cross_target"))
+    seq = np.asarray(compute(S.scanl1(add, a), "cpu-seq", "cross_target"))
+    assert got.dtype == np.int8
+    assert got.tobytes() == seq.tobytes()
+    assert one_passes == [1]
+
+
+def test_non_commutative_tuples_keep_operand_order(one_passes: list[int]) -> None:
+    rng = np.random.default_rng(9)
+    comps = [rng.integers(-2, 3, TILE + 300, dtype=np.int64) for _ in range(4)]
+    for right in (False, True):
+        node = S.scanr1(matmul2, tuple(comps)) if right else S.scanl1(matmul2, tuple(comps))
+        got = compute(node, "gpu-sim")
+        for g, w in zip(got, ref_scan(matmul2, None, comps, right=right), strict=True):
+            np.testing.assert_array_equal(g, w)
+    assert len(one_passes) == 2
+
+
+def test_segmented_integer_scan_takes_one_pass(one_passes: list[int]) -> None:
+    a = np.arange(1, 2 * TILE + 41, dtype=np.int32).reshape(2, -1)
+    seg = np.array([0, 5, TILE, 0, 15, a.shape[1] - TILE - 20, 0])
+    for z in (None, 1):
+        node = S.scanl1_seg(add, a, seg) if z is None else S.scanl_seg(add, z, a, seg)
+        np.testing.assert_array_equal(compute(node, "gpu-sim"), ref_seg_scan(add, z, a, seg))
+    assert len(one_passes) == 2
+
+
+def test_floats_take_one_pass_only_in_fast_mode(one_passes: list[int]) -> None:
+    a = np.random.default_rng(3).standard_normal(2 * TILE + 9).astype(np.float32)
+    tree = np.asarray(compute(S.scanl1(add, a), "gpu-sim"))
+    assert one_passes == []
+    fast = np.asarray(compute(S.scanl1(add, a), "gpu-sim", "fast"))
+    assert one_passes == [1]
+    assert fast.dtype == np.float32
+    np.testing.assert_allclose(fast, tree, rtol=1e-4, atol=1e-3)
+
+
+def test_short_rows_and_bools_keep_the_tree(one_passes: list[int]) -> None:
+    a = np.arange(32, dtype=np.int32)  # one chunk: one launch already
+    np.testing.assert_array_equal(compute(S.scanl1(add, a), "gpu-sim"), np.cumsum(a))
+    b = np.ones(100, bool)
+
+    def either(x: Any, y: Any) -> Any:
+        return x | y
+
+    np.testing.assert_array_equal(compute(S.scanl1(either, b), "gpu-sim"), b)
+    assert one_passes == []
+
+
+def first(a: Any, b: Any) -> Any:
+    """Associative, not commutative: a scan of it repeats the first element."""
+    return a
+
+
+@pytest.mark.parametrize("f", [add, first])
+def test_look_back_combines_a_published_total_with_an_earlier_prefix(f: Any) -> None:
+    # Three tiles of one row; tiles 0 and 1 are set by hand as a running GPU might leave
+    # them -- tile 0 with its inclusive prefix (status 2), tile 1 with only its total
+    # (status 1) -- and one block takes tile 2 (the counter starts at 2): its prefix must
+    # be inc[0] . ag[1], combined in that order.
+    n = 3 * TILE
+    a = np.random.default_rng(5).integers(-9, 9, (1, n), dtype=np.int64)
+    want = ref_scan(f, None, [a])[0]
+    dts = (np.dtype(np.int64),)
+    sf: ScalarFunction = combine_for(f, dts, "test")
+    job = S.ScanJob("gpu-sim", "deterministic", sf, dts, [])
+    tb = job.onepass_threads()
+    assert tb == 32
+    module = job.onepass_module(tb)
+    p = pad(dts[0])
+    ag, inc = np.zeros(3 * p, np.int64), np.zeros(3 * p, np.int64)
+    inc[0] = want[0, TILE - 1]
+    ag[p] = ref_scan(f, None, [a[:, TILE : 2 * TILE]])[0][0, -1]
+    status = np.array([2, 1, 0], np.int32)
+    ctr = np.array([2], np.int32)
+    out = np.zeros((1, n), np.int64)
+    i64 = np.int64
+    head = (i64(n // 32), i64(n), i64(32), i64(0), i64(0), i64(3))
+    module.launch("onepass", 3, *head, a, i64(0), out, status, ctr, ag, inc, blocks=1)
+    np.testing.assert_array_equal(out[0, 2 * TILE :], want[0, 2 * TILE :])
+    assert status[2] == 2
+    assert inc[2 * p] == want[0, -1]
