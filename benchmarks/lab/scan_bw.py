@@ -78,7 +78,7 @@ def main() -> None:
             f"{ours / cub:>6.2f} {gbs:>6.0f}  ({args.dtype} {args.mode}; "
             + (f"{err:g} wrong)" if dt.kind == "i" else f"rel err vs float64 {err:.1e})")
         )
-        del x, y, got, ref
+        del x, y, got
     if args.kernels:
         _per_kernel(cp, ol, values(int(args.sizes.split(",")[-1])))
 

@@ -35,6 +35,8 @@ Dt = np.dtype[Any]
 
 LINE = 128
 """Bytes of a published value's own cache line."""
+LOOK_BACK = 32
+"""Tiles whose status a block reads at once while it looks back (a warp's worth)."""
 
 
 def pad(dt: Dt) -> int:
@@ -98,7 +100,8 @@ def onepass_module(
     shared = "\n".join(
         f"sm{k} = cuda.shared.array({tb * (ch + 1)}, np.{dt.name})\n"
         f"sc{k} = cuda.shared.array({2 * tb}, np.{dt.name})\n"
-        f"pf{k} = cuda.shared.array(1, np.{dt.name})"
+        f"pf{k} = cuda.shared.array(1, np.{dt.name})\n"
+        f"lw{k} = cuda.shared.array(LB, np.{dt.name})"
         for k, dt in enumerate(dts)
     )
     whole = "has_z == 0 and rev == 0 and (jt + 1) * (TB * CH) <= L"
@@ -147,49 +150,79 @@ def onepass_module(
             + f"\ncuda.threadfence()\ncuda.atomic.max(status, T, {state})"
         )
 
-    look_back = (
+    def values(into: str, at: str) -> str:
+        """The published values of tile ``kb`` (inclusive where ``s == 2``) into ``into``."""
+        inc = "\n".join(
+            f"{into}{k}[{at}] = {g}[kb * {p}]"
+            for k, (g, p) in enumerate(zip(incs, pads, strict=True))
+        )
+        agg = "\n".join(
+            f"{into}{k}[{at}] = {g}[kb * {p}]"
+            for k, (g, p) in enumerate(zip(ags, pads, strict=True))
+        )
+        return "if s == 2:\n" + _indent(inc) + "\nelse:\n" + _indent(agg)
+
+    # Thread 0 publishes the tile's total (or, for a row's first tile, its inclusive prefix).
+    publish_total = (
         "\n".join(f"t{k} = sc{k}[src + nv - 1]" for k in range(m))
         + "\nif jt == 0:\n"
-        + _indent(publish(incs, t, 2) + "\ntt[1] = 0")
+        + _indent(publish(incs, t, 2))
         + "\nelse:\n"
+        + _indent(publish(ags, t, 1))
+    )
+    # The block walks back over windows of LB tiles: threads below LB read one tile's
+    # status each (``ld.global.cv``: never a cached copy), waiting while it is 0, and its
+    # value; thread 0 combines the window, newest first, up to the first inclusive prefix.
+    window = (
+        "if tid < LB:\n"
         + _indent(
-            publish(ags, t, 1)
-            + "\n"
-            + _copy(r, t)
-            + "\nhave = 0\nkb = T - 1\nwhile True:\n"
+            "kb = kbase - tid\n"
+            "s = np.int32(3)\n"
+            "if kb >= row * tpr:\n"
             + _indent(
-                "s = cuda.atomic.add(status, kb, 0)\n"
+                "s = ldcv(status, kb)\n"
                 "while s == 0:\n"
-                "    s = cuda.atomic.add(status, kb, 0)\n"
-                "cuda.threadfence()\n"
-                "if s == 2:\n"
-                + _indent(
-                    "\n".join(
-                        f"v{k} = {g}[kb * {p}]"
-                        for k, (g, p) in enumerate(zip(incs, pads, strict=True))
-                    )
-                )
-                + "\nelse:\n"
-                + _indent(
-                    "\n".join(
-                        f"v{k} = {g}[kb * {p}]"
-                        for k, (g, p) in enumerate(zip(ags, pads, strict=True))
-                    )
-                )
+                "    s = ldcv(status, kb)\n"
+                "cuda.threadfence()\n" + values("lw", "tid")
+            )
+            + "\nls[tid] = s"
+        )
+        + "\ncuda.syncthreads()\n"
+        "if tid == 0:\n"
+        + _indent(
+            "j = 0\n"
+            "while j < LB:\n"
+            + _indent(
+                "s = ls[j]\n"
+                "if s == 3:\n"
+                "    tt[2] = 1\n"
+                "    break\n"
+                + "\n".join(f"v{k} = lw{k}[j]" for k in range(m))
                 + "\nif have == 0:\n"
                 + _indent(_copy(r, v) + "\nhave = 1")
                 + "\nelse:\n"
                 + _indent(_into(r, v, r, caps))
-                + "\nif s == 2:\n    break\nkb -= 1"
+                + "\nif s == 2:\n    tt[2] = 1\n    break\nj += 1"
             )
-            + "\n"
-            + "\n".join(f"pf{k}[0] = r{k}" for k in range(m))
+        )
+        + "\ncuda.syncthreads()\n"
+        "if tt[2] != 0:\n    break\n"
+        "kbase -= LB"
+    )
+    look_back = "if jt == 0:\n    hp = 0\nelse:\n" + _indent(
+        "if tid == 0:\n"
+        + _indent(_copy(r, t) + "\ntt[2] = 0")
+        + "\nhave = 0\nkbase = T - 1\ncuda.syncthreads()\nwhile True:\n"
+        + _indent(window)
+        + "\nif tid == 0:\n"
+        + _indent(
+            "\n".join(f"pf{k}[0] = r{k}" for k in range(m))
             + "\n"
             + _into(a, r, t, caps)
             + "\n"
             + publish(incs, a, 2)
-            + "\ntt[1] = 1"
         )
+        + "\nhp = 1"
     )
     store = "\n".join(f"sm{k}[base + k] = acc{k}" for k in range(m))
     rescan = (
@@ -230,7 +263,8 @@ def onepass_module(
     body = "\n".join(
         [
             shared,
-            "tt = cuda.shared.array(2, np.int64)",
+            "tt = cuda.shared.array(3, np.int64)",
+            "ls = cuda.shared.array(LB, np.int32)",
             "tid = np.int64(cuda.threadIdx.x)",
             "n_ = L - has_z",
             "if tid == 0:",
@@ -250,9 +284,9 @@ def onepass_module(
             "cuda.syncthreads()",
             block_scan,
             "if tid == 0:",
-            _indent(look_back),
+            _indent(publish_total),
+            look_back,
             "cuda.syncthreads()",
-            "hp = tt[1]",
             "if tid < nv:",
             _indent(rescan),
             "cuda.syncthreads()",
@@ -262,5 +296,20 @@ def onepass_module(
     params = ["tiles", "nch", "L", "C", "has_z", "rev", "tpr", *xs, *zs, *os_, "status", "ctr"]
     params += [*ags, *incs, *caps]
     kernel = f"def onepass({', '.join(params)}):\n" + _indent(body)
-    consts = f"TB = {tb}\nCH = {ch}\n"
+    consts = f"TB = {tb}\nCH = {ch}\nLB = {min(LOOK_BACK, tb)}\n"
     return "\n\n".join([consts, combine_src, wrapper_src, kernel]) + "\n"
+
+
+def _read_now(a: Any, i: Any) -> Any:
+    """``ldcv`` under the simulator, whose blocks run one after another: a plain read."""
+    return a[i]
+
+
+def intrinsics(target: str) -> dict[str, Any]:
+    """The names the kernel text uses beyond ``cuda``: ``ldcv`` (``ld.global.cv``, a load
+    that never returns a cached copy) on the GPU, a plain read under the simulator."""
+    if target == "gpu-sim":
+        return {"ldcv": _read_now}
+    from numba import cuda
+
+    return {"ldcv": getattr(cuda, "ldcv")}  # noqa: B009 (untyped in numba-cuda)
