@@ -68,7 +68,7 @@ from offload.acc.skeletons.scan_gpu_src import (
     staged_threads,
     tail_kernel,
 )
-from offload.acc.skeletons.scan_onepass_src import intrinsics, onepass_module, pad
+from offload.acc.skeletons.scan_onepass_src import onepass_module, pad
 from offload.acc.skeletons.scan_src import combine_wrapper, fused_kernel, scan_module
 from offload.acc.skeletons.segments import segment_layout
 from offload.cpu.threads import ThreadChoice, now
@@ -281,10 +281,7 @@ class ScanJob:
 
         def make() -> Module:
             src = self.onepass_module_source(tb)
-            names = intrinsics(self.target)
-            return compile_module(
-                self.target, src, ["ol_comb", "cmb"], ["onepass"], names, threads=tb
-            )
+            return compile_module(self.target, src, ["ol_comb", "cmb"], ["onepass"], {}, threads=tb)
 
         key = (self.target, combine, self.dts, len(self.caps), self.right, self.segmented, tb)
         module: Module = _ONEPASS.get(key, make)

@@ -412,19 +412,17 @@ def kernel_ptx(
     kernel: str,
     example_args: Sequence[Any],
     cc: tuple[int, int] = (9, 0),
-    *,
-    extra: dict[str, Any] | None = None,
 ) -> str:
     """PTX of ``kernel`` of a ``gpu`` skeleton module for arguments typed like
     ``example_args`` (arrays, NumPy scalars): compiled without a GPU, for inspection and
-    the ptx test lane. ``extra`` adds names to the module namespace (as ``compile_module``'s)."""
+    the ptx test lane."""
     from offload.ptx.numba_compat import ensure_compatible
 
     ensure_compatible()
     import numba
     from numba import cuda
 
-    namespace: dict[str, Any] = {"np": np, "math": math, "cuda": cuda, **(extra or {})}
+    namespace: dict[str, Any] = {"np": np, "math": math, "cuda": cuda}
     exec(compile(source, "<offload skeleton ptx>", "exec"), namespace)
     for h in helpers:
         namespace[h] = cuda.jit(device=True)(namespace[h])  # type: ignore[no-untyped-call]

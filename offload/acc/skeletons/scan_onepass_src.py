@@ -171,8 +171,10 @@ def onepass_module(
         + _indent(publish(ags, t, 1))
     )
     # The block walks back over windows of LB tiles: threads below LB read one tile's
-    # status each (``ld.global.cv``: never a cached copy), waiting while it is 0, and its
-    # value; thread 0 combines the window, newest first, up to the first inclusive prefix.
+    # status each (an atomic read: ordered before the fence and the value's load, which
+    # numba's ``ldcv``, an inline assembly without memory effects, is not), waiting while
+    # it is 0, and its value; thread 0 combines the window, newest first, up to the first
+    # inclusive prefix.
     window = (
         "if tid < LB:\n"
         + _indent(
@@ -180,9 +182,9 @@ def onepass_module(
             "s = np.int32(3)\n"
             "if kb >= row * tpr:\n"
             + _indent(
-                "s = ldcv(status, kb)\n"
+                "s = cuda.atomic.add(status, kb, 0)\n"
                 "while s == 0:\n"
-                "    s = ldcv(status, kb)\n"
+                "    s = cuda.atomic.add(status, kb, 0)\n"
                 "cuda.threadfence()\n" + values("lw", "tid")
             )
             + "\nls[tid] = s"
@@ -298,18 +300,3 @@ def onepass_module(
     kernel = f"def onepass({', '.join(params)}):\n" + _indent(body)
     consts = f"TB = {tb}\nCH = {ch}\nLB = {min(LOOK_BACK, tb)}\n"
     return "\n\n".join([consts, combine_src, wrapper_src, kernel]) + "\n"
-
-
-def _read_now(a: Any, i: Any) -> Any:
-    """``ldcv`` under the simulator, whose blocks run one after another: a plain read."""
-    return a[i]
-
-
-def intrinsics(target: str) -> dict[str, Any]:
-    """The names the kernel text uses beyond ``cuda``: ``ldcv`` (``ld.global.cv``, a load
-    that never returns a cached copy) on the GPU, a plain read under the simulator."""
-    if target == "gpu-sim":
-        return {"ldcv": _read_now}
-    from numba import cuda
-
-    return {"ldcv": getattr(cuda, "ldcv")}  # noqa: B009 (untyped in numba-cuda)
