@@ -29,7 +29,18 @@ def main() -> None:
     ap.add_argument("--kernels", action="store_true", help="time each launch at the last size")
     ap.add_argument("--dtype", default="float32", choices=("float32", "int32"))
     ap.add_argument("--mode", default="deterministic", choices=("deterministic", "fast"))
+    ap.add_argument(
+        "--tree", action="store_true", help="the chunk tree even where one pass applies"
+    )
+    ap.add_argument("--look-back", type=int, default=None, help="tiles a look-back step reads")
     args = ap.parse_args()
+    from offload.acc import scan as S
+    from offload.acc.skeletons import scan_onepass_src
+
+    if args.tree:
+        S.ScanJob.onepass_threads = lambda self: None  # type: ignore[method-assign]
+    if args.look_back:
+        scan_onepass_src.LOOK_BACK = args.look_back
     import cupy as cp
 
     import offload as ol
@@ -75,7 +86,9 @@ def main() -> None:
         gbs = 2 * 4 * n / (ours * 1e-6) / 1e9
         print(
             f"{args.label:>14} {n:>10} {ours:>9.1f} {cum:>9.1f} {cub:>9.1f} "
-            f"{ours / cub:>6.2f} {gbs:>6.0f}  ({args.dtype} {args.mode}; "
+            f"{ours / cub:>6.2f} {gbs:>6.0f}  ({args.dtype} {args.mode}"
+            + (" tree" if args.tree else f" look-back {scan_onepass_src.LOOK_BACK}")
+            + "; "
             + (f"{err:g} wrong)" if dt.kind == "i" else f"rel err vs float64 {err:.1e})")
         )
         del x, y, got

@@ -39,6 +39,7 @@ import numpy as np
 
 from offload.acc.base import Collective, Context
 from offload.acc.combine import ScalarFunction
+from offload.acc.skeletons import scan_onepass_src
 from offload.acc.skeletons.build import (
     GPU_TARGETS,
     SIM_THREADS,
@@ -284,7 +285,7 @@ class ScanJob:
             return compile_module(self.target, src, ["ol_comb", "cmb"], ["onepass"], {}, threads=tb)
 
         key = (self.target, combine, self.dts, len(self.caps), self.right, self.segmented, tb)
-        module: Module = _ONEPASS.get(key, make)
+        module: Module = _ONEPASS.get((*key, scan_onepass_src.LOOK_BACK), make)
         return module
 
     def onepass_module_source(self, tb: int) -> str:

@@ -12,6 +12,7 @@ import pytest
 
 from offload.acc import scan as S
 from offload.acc.combine import ScalarFunction
+from offload.acc.skeletons import scan_onepass_src as onepass_src
 from offload.acc.skeletons.direct import compute
 from offload.acc.skeletons.operands import combine_for
 from offload.acc.skeletons.scan_onepass_src import pad
@@ -111,12 +112,16 @@ def first(a: Any, b: Any) -> Any:
     return a
 
 
+@pytest.mark.parametrize("window", [1, 32])
 @pytest.mark.parametrize("f", [add, first])
-def test_look_back_combines_a_published_total_with_an_earlier_prefix(f: Any) -> None:
+def test_look_back_combines_a_published_total_with_an_earlier_prefix(
+    f: Any, window: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
     # Three tiles of one row; tiles 0 and 1 are set by hand as a running GPU might leave
     # them -- tile 0 with its inclusive prefix (status 2), tile 1 with only its total
     # (status 1) -- and one block takes tile 2 (the counter starts at 2): its prefix must
-    # be inc[0] . ag[1], combined in that order.
+    # be inc[0] . ag[1], combined in that order (``window`` 1: over two look-back steps).
+    monkeypatch.setattr(onepass_src, "LOOK_BACK", window)
     n = 3 * TILE
     a = np.random.default_rng(5).integers(-9, 9, (1, n), dtype=np.int64)
     want = ref_scan(f, None, [a])[0]
