@@ -14,10 +14,12 @@
 ``f`` must be associative (it need not be commutative); ``z`` is its neutral element; a
 tuple array scans tuples (``f`` takes and returns tuples). Ranks above one scan every row.
 
-**Determinism and cost.** Every scan is a reduce-then-scan over chunks whose size is fixed
+**Determinism and cost.** A scan is a reduce-then-scan over chunks whose size is fixed
 by the row length alone (``offload.acc.skeletons.scan_src``): the result never depends
-on timing or on where the input sits in memory, in every mode. The modes differ in the
-chunk tree the CPU uses:
+on timing or on where the input sits in memory. On the GPU, a scan of integer components
+(exact under any grouping) in every mode, and any scan in ``fast`` mode, runs instead in
+one pass with a decoupled look-back (``offload.acc.skeletons.scan_onepass_src``). The
+modes differ in the chunk tree the CPU uses:
 
 * ``deterministic`` (default): ``compute_s`` folds each row left to right in one chunk
   (n combines, the sequential cost); ``compute_p`` uses chunks of ``CPU_CHUNK`` (about
@@ -25,8 +27,8 @@ chunk tree the CPU uses:
   chunks of ``GPU_CHUNK`` (2n combines, about three passes over the data).
 * ``cross_target``: the CPU targets use the GPU's chunks, so every target gives the same
   bits; ``compute_s`` then does about 2n combines instead of n.
-* ``fast``: the same as ``deterministic`` (a scan has no cheaper nondeterministic form
-  here).
+* ``fast``: the CPU as ``deterministic``; the GPU's one pass for floats too (grouped
+  as the look-back finds predecessors: the last bits may differ from run to run).
 """
 
 from __future__ import annotations
