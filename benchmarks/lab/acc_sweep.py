@@ -3,7 +3,7 @@
     python -m benchmarks.lab.acc_sweep
 
 The fold's first-stage partials (``plan.WIDE_PARTIALS``) on sum and dotp, and the scan's
-one-block tail limit (``scan.TAIL_MAX``) on prefix-sum, at quick and paper sizes: the
+one-block tail limit (``scan_job.TAIL_MAX``) on prefix-sum, at quick and paper sizes: the
 figures behind the constants' values (docs/collectives.md).
 """
 
@@ -24,7 +24,7 @@ def main() -> None:
     import cupy as cp
 
     import offload as ol
-    from offload.acc import plan, scan
+    from offload.acc import plan, scan_job
 
     ol.config.memory = "device"
     bound = {}
@@ -46,7 +46,7 @@ def main() -> None:
                 f"WIDE_PARTIALS={wide:7d} WIDE_CHUNK={chunk:4d}: " + " | ".join(cells), flush=True
             )
     for tail in (0, 256, 1024, 4096, 16384, 1 << 16):
-        scan.TAIL_MAX = tail
+        scan_job.TAIL_MAX = tail
         cells = [
             f"{size} {timed(cp, lambda b=bound['prefix-sum', size]: b.run(ol.compute_g)):8.1f}"
             for size in ("quick", "paper")

@@ -34,11 +34,11 @@ def main() -> None:
     )
     ap.add_argument("--look-back", type=int, default=None, help="tiles a look-back step reads")
     args = ap.parse_args()
-    from offload.acc import scan as S
+    from offload.acc import scan_job as SJ
     from offload.acc.skeletons import scan_onepass_src
 
     if args.tree:
-        S.ScanJob.onepass_threads = lambda self: None  # type: ignore[method-assign]
+        SJ.ScanJob.onepass_threads = lambda self: None  # type: ignore[method-assign]
     if args.look_back:
         scan_onepass_src.LOOK_BACK = args.look_back
     import cupy as cp

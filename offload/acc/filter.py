@@ -31,7 +31,7 @@ import numpy as np
 from offload.acc.base import Collective, Context
 from offload.acc.combine import compile_combine
 from offload.acc.permute_cpu import cached_module
-from offload.acc.scan import ScanJob
+from offload.acc.scan_job import ScanJob
 from offload.acc.skeletons.build import GPU_TARGETS, captured, compile_module, host, working, xp_for
 from offload.acc.skeletons.deliver import deliver
 from offload.acc.skeletons.operands import (

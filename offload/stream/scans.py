@@ -10,7 +10,7 @@ chunk (the result may exceed the budget too).
 
 * Rank >= 2: the rows are independent and the chunks cut whole rows, so each chunk is
   an ordinary scan of its rows (``Scan.materialise``). The unstreamed tree of a row
-  depends on the row's length only (``offload.acc.scan.chunk_size``), so a chunk's rows
+  depends on the row's length only (``offload.acc.scan_job.chunk_size``), so a chunk's rows
   get their unstreamed bits. The segmented scans stream this way too.
 * Rank 1: the unstreamed GPU scan is a reduce-then-scan over the *virtual sequence*
   ``v`` (``z`` first where there is one; reversed for a right scan) cut into chunks of
@@ -51,7 +51,8 @@ from typing import Any
 import numpy as np
 
 from offload.acc.nodes import Leaf, as_source
-from offload.acc.scan import GPU_CHUNK, Part, Scan, ScanJob, chunk_size
+from offload.acc.scan import Part, Scan
+from offload.acc.scan_job import GPU_CHUNK, ScanJob, chunk_size
 from offload.acc.skeletons.build import captured, cdiv, xp_for
 from offload.acc.skeletons.operands import (
     check_determinism,

@@ -35,6 +35,7 @@ import numpy as np
 
 from offload.acc import permute as P
 from offload.acc import scan as S
+from offload.acc import scan_job as SJ
 from offload.acc.combine import ScalarFunction, compile_combine, compile_index_function
 from offload.acc.filter import Filter
 from offload.acc.skeletons.operands import (
@@ -157,7 +158,7 @@ def scan_spec(node: S.Scan, like: str, mode: str, sources: Mapping[str, Any]) ->
         if node.right:
             row.reverse()
         v = ([z] if z is not None else []) + row
-        out = tree_scan(cmb, v, S.chunk_size(like, len(v), mode))
+        out = tree_scan(cmb, v, SJ.chunk_size(like, len(v), mode))
         seqs.append(out[::-1] if node.right else out)
     length = n + (0 if z is None else 1 if node.seg is None else source_shape(node.seg)[0])
     outs = [np.empty((rows, length), dt) for dt in dts]
@@ -202,7 +203,7 @@ def _segmented(
         if seg:
             seg[0] = (np.uint8(1), *seg[0][1:])
         v += seg
-    out = tree_scan(cmb, v, S.chunk_size(like, len(v), mode))
+    out = tree_scan(cmb, v, SJ.chunk_size(like, len(v), mode))
     return [e[1:] for e in out]
 
 

@@ -29,7 +29,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import offload as ol
-from offload.acc import scan as S
+from offload.acc import scan_job as SJ
 from tests.acc.fold_reference import interpret
 from tests.acc.interp_cases import (
     DTYPES,
@@ -59,8 +59,8 @@ outer_shapes = st.lists(st.integers(0, 3), max_size=2).map(tuple)
 @pytest.fixture
 def small_chunks(monkeypatch: pytest.MonkeyPatch) -> None:
     """compute_p's tree on short rows (the specification reads the same constants)."""
-    monkeypatch.setattr(S, "CPU_CHUNK", 8)
-    monkeypatch.setattr(S, "CPU_SEQUENTIAL_BELOW", 0)
+    monkeypatch.setattr(SJ, "CPU_CHUNK", 8)
+    monkeypatch.setattr(SJ, "CPU_SEQUENTIAL_BELOW", 0)
 
 
 def make(form: str, f: Any, z: Any, a: Any, seg: Any) -> tuple[Any, ...]:

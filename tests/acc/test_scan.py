@@ -11,6 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from offload.acc import scan as S
+from offload.acc import scan_job as SJ
 from offload.acc.skeletons.direct import compute
 from offload.diagnostics import TypeMismatch
 from tests.acc.skeleton_refs import (
@@ -32,15 +33,15 @@ shapes = st.lists(st.integers(0, 40), min_size=1, max_size=3).map(tuple)
 def chunk_tree_on_compute_p(monkeypatch: pytest.MonkeyPatch) -> None:
     """These tests' rows are short: without this, compute_p would scan them as one chunk
     (``CPU_SEQUENTIAL_BELOW``) and its chunk tree would go untested."""
-    monkeypatch.setattr(S, "CPU_SEQUENTIAL_BELOW", 0)
+    monkeypatch.setattr(SJ, "CPU_SEQUENTIAL_BELOW", 0)
 
 
 def test_short_rows_on_compute_p_are_compute_ss_scan(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(S, "CPU_SEQUENTIAL_BELOW", 1 << 20)
+    monkeypatch.setattr(SJ, "CPU_SEQUENTIAL_BELOW", 1 << 20)
     x = np.random.default_rng(4).standard_normal(200_000).astype(np.float32)
     seq = np.asarray(compute(S.scanl1(add, x), "cpu-seq"))
     assert np.asarray(compute(S.scanl1(add, x), "cpu-par")).tobytes() == seq.tobytes()
-    monkeypatch.setattr(S, "CPU_SEQUENTIAL_BELOW", 0)  # the tree: other float bits
+    monkeypatch.setattr(SJ, "CPU_SEQUENTIAL_BELOW", 0)  # the tree: other float bits
     assert np.asarray(compute(S.scanl1(add, x), "cpu-par")).tobytes() != seq.tobytes()
 
 

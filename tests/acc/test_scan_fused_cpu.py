@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import offload as ol
-from offload.acc import scan as S
+from offload.acc import scan_job as SJ
 from offload.cpu.threads import ThreadChoice
 
 pytestmark = pytest.mark.cpu
@@ -33,8 +33,8 @@ def matmul2(a, b):
 @pytest.fixture
 def small_chunks(monkeypatch):
     """Chunks of 16 and no one-chunk rule: a row of 17..256 elements has 2..16 chunks."""
-    monkeypatch.setattr(S, "CPU_CHUNK", 16)
-    monkeypatch.setattr(S, "CPU_SEQUENTIAL_BELOW", 0)
+    monkeypatch.setattr(SJ, "CPU_CHUNK", 16)
+    monkeypatch.setattr(SJ, "CPU_SEQUENTIAL_BELOW", 0)
 
 
 def computed(node, monkeypatch, threads):
@@ -86,13 +86,13 @@ def test_a_row_of_more_chunks_than_a_chunk_keeps_the_tree(small_chunks, monkeypa
     """17 x 16 elements: the row's level is the tree (its 18 totals then take either)."""
     x = RNG.standard_normal(17 * 16 + 3)
     launched = []
-    real = S.ScanJob._two_ways
+    real = SJ.ScanJob._two_ways
 
     def spy(self, module, arrays, flags, sizes):
         launched.append(sizes[1])
         return real(self, module, arrays, flags, sizes)
 
-    monkeypatch.setattr(S.ScanJob, "_two_ways", spy)
+    monkeypatch.setattr(SJ.ScanJob, "_two_ways", spy)
     got = ol.compute_p(ol.scanl1(add, x))
     assert launched == [18]
     np.testing.assert_allclose(got, np.cumsum(x), rtol=1e-12)

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from offload.acc import scan as S
+from offload.acc import scan_job as SJ
 from offload.acc.combine import ScalarFunction
 from offload.acc.skeletons import scan_onepass_src as onepass_src
 from offload.acc.skeletons.direct import compute
@@ -29,13 +30,13 @@ TILE = 32 * 32
 def one_passes(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     """Counts the one-pass launches."""
     seen: list[int] = []
-    real = S.ScanJob._one_pass
+    real = SJ.ScanJob._one_pass
 
-    def spy(self: S.ScanJob, *args: Any, **kw: Any) -> None:
+    def spy(self: SJ.ScanJob, *args: Any, **kw: Any) -> None:
         seen.append(1)
         real(self, *args, **kw)
 
-    monkeypatch.setattr(S.ScanJob, "_one_pass", spy)
+    monkeypatch.setattr(SJ.ScanJob, "_one_pass", spy)
     return seen
 
 
@@ -127,7 +128,7 @@ def test_look_back_combines_a_published_total_with_an_earlier_prefix(
     want = ref_scan(f, None, [a])[0]
     dts = (np.dtype(np.int64),)
     sf: ScalarFunction = combine_for(f, dts, "test")
-    job = S.ScanJob("gpu-sim", "deterministic", sf, dts, [])
+    job = SJ.ScanJob("gpu-sim", "deterministic", sf, dts, [])
     tb = job.onepass_threads()
     assert tb == 32
     module = job.onepass_module(tb)

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from offload.acc.combine import compile_combine, compile_index_function
-from offload.acc.scan import ScanJob
+from offload.acc.scan_job import ScanJob
 from offload.acc.skeletons.build import kernel_ptx
 from offload.acc.skeletons.permute_src import (
     atomic_cas_kernel,

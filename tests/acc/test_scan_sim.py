@@ -10,6 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from offload.acc import scan as S
+from offload.acc import scan_job as SJ
 from offload.acc.skeletons.direct import compute
 from tests.acc.sim_lane import needs_simulator
 from tests.acc.skeleton_refs import add, matmul2, ref_scan, ref_seg_scan
@@ -56,8 +57,8 @@ def test_one_block_tail_equals_the_level_by_level_tree(
     # finishes in one launch (or, with the tail off, one launch pair per level as on a
     # large input); compute_s runs the same tree level by level
     if not tail:
-        monkeypatch.setattr(S, "TAIL_MAX", 0)
-    monkeypatch.setattr(S.ScanJob, "onepass_threads", lambda self: None)  # (integers: the tree)
+        monkeypatch.setattr(SJ, "TAIL_MAX", 0)
+    monkeypatch.setattr(SJ.ScanJob, "onepass_threads", lambda self: None)  # (integers: the tree)
     a = (np.random.default_rng(6).standard_normal((2, 40_000)) * 100).astype(dtype)
     node = S.scanl(add, a.dtype.type(1), a)
     sim = np.asarray(compute(node, "gpu-sim", "cross_target"))

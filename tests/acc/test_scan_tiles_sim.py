@@ -14,7 +14,8 @@ import numpy as np
 import pytest
 
 import offload as ol
-from offload.acc.scan import GPU_CHUNK, scanl, scanl1, scanr1
+from offload.acc.scan import scanl, scanl1, scanr1
+from offload.acc.scan_job import GPU_CHUNK
 from offload.acc.skeletons.build import SIM_THREADS
 from tests.acc.sim_lane import cross_target_s
 

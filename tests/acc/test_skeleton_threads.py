@@ -42,9 +42,9 @@ def test_small_skeleton_launches_run_on_one_thread(monkeypatch: pytest.MonkeyPat
 
 
 def test_skeleton_bits_do_not_depend_on_the_thread_count(monkeypatch: pytest.MonkeyPatch) -> None:
-    from offload.acc import scan
+    from offload.acc import scan_job
 
-    monkeypatch.setattr(scan, "CPU_SEQUENTIAL_BELOW", 0)  # the scan's chunk tree, not one chunk
+    monkeypatch.setattr(scan_job, "CPU_SEQUENTIAL_BELOW", 0)  # the scan's chunk tree, not one chunk
     rng = np.random.default_rng(5)
     x = rng.standard_normal(3 * SMALL_WORK + 17)
     nodes = (ol.fold_all(add, 0.0, x), ol.scanl1(add, x), ol.fold_seg(add, 0.0, x, SEGMENTS))

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 import offload as ol
 import offload.stream as stream
-from offload.acc.scan import GPU_CHUNK
+from offload.acc.scan_job import GPU_CHUNK
 from offload.stream import scans
 from tests.stream.collective_helpers import bits, sim_or_gpu  # noqa: F401 (fixture)
 
