@@ -20,23 +20,15 @@ from __future__ import annotations
 import argparse
 import json
 import time
-from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from functools import partial
 from typing import Any
 
 import numpy as np
 
+from benchmarks.lab.stream_bench import _best
+
 GIB = 1 << 30
-
-
-def _best(fn: Callable[[], Any], repeat: int = 3) -> float:
-    best = float("inf")
-    for _ in range(repeat):
-        start = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - start)
-    return best
 
 
 def _split(n: int, parts: int) -> list[tuple[int, int]]:

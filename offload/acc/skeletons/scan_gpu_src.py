@@ -73,26 +73,27 @@ def _whole_tile_or(fast: str, general: str) -> str:
     return f"if {WHOLE_TILE}:\n" + _indent(fast) + "\nelse:\n" + _indent(general)
 
 
-def _unrolled_in(m: int, ch: int, tb: int) -> str:
+def unrolled_in(m: int, ch: int, tb: int, row: str = "0", tile: str = "tile") -> str:
     """A whole tile's loads, unrolled: all ``ch`` loads of a thread are issued before the
-    first shared store waits on one (a loop stalls the warp on every load in turn)."""
-    lines = ["base_ = tile * (TB * CH) + tid"]
+    first shared store waits on one (a loop stalls the warp on every load in turn). The
+    tile is number ``tile`` of row ``row`` (kernel text)."""
+    lines = [f"base_ = {tile} * (TB * CH) + tid"]
     for j in range(ch):
-        lines += [f"e{k}_{j} = x{k}[0, base_ + {j * tb}]" for k in range(m)]
+        lines += [f"e{k}_{j} = x{k}[{row}, base_ + {j * tb}]" for k in range(m)]
     for j in range(ch):
         at = f"{j * tb} + tid + ({j * tb} + tid) // CH"
         lines += [f"sm{k}[{at}] = e{k}_{j}" for k in range(m)]
     return "\n".join(lines)
 
 
-def _unrolled_out(m: int, ch: int, tb: int) -> str:
+def unrolled_out(m: int, ch: int, tb: int, row: str = "0", tile: str = "tile") -> str:
     """A whole tile's stores, unrolled (the shared loads first)."""
-    lines = ["base_ = tile * (TB * CH) + tid"]
+    lines = [f"base_ = {tile} * (TB * CH) + tid"]
     for j in range(ch):
         at = f"{j * tb} + tid + ({j * tb} + tid) // CH"
         lines += [f"e{k}_{j} = sm{k}[{at}]" for k in range(m)]
     for j in range(ch):
-        lines += [f"o{k}[0, base_ + {j * tb}] = e{k}_{j}" for k in range(m)]
+        lines += [f"o{k}[{row}, base_ + {j * tb}] = e{k}_{j}" for k in range(m)]
     return "\n".join(lines)
 
 
@@ -116,7 +117,7 @@ def staged_scan_module(
         "tile = np.int64(cuda.blockIdx.x)\n"
     )
     stage_in = _whole_tile_or(
-        _unrolled_in(m, ch, tb),
+        unrolled_in(m, ch, tb),
         _tile_positions(
             _get(m, "e", "kk") + "\n" + "\n".join(f"sm{k}[p + wl] = e{k}" for k in range(m))
         ),
@@ -154,7 +155,7 @@ def staged_scan_module(
         + _indent(read_e + "\n" + _apply(caps, acc, e) + "\n" + store)
     )
     stage_out = _whole_tile_or(
-        _unrolled_out(m, ch, tb),
+        unrolled_out(m, ch, tb),
         _tile_positions(
             "q_ = kk if rev == 0 else L - 1 - kk\n"
             + "\n".join(f"{o}[row, q_] = sm{k}[p + wl]" for k, o in enumerate(os_))

@@ -29,6 +29,7 @@ from typing import Any
 
 import numpy as np
 
+from offload.acc.skeletons.scan_gpu_src import unrolled_in, unrolled_out
 from offload.acc.skeletons.scan_src import _get, _indent, _names
 
 Dt = np.dtype[Any]
@@ -52,25 +53,6 @@ def _into(dst: list[str], left: list[str], right: list[str], caps: list[str]) ->
 
 def _copy(dst: list[str], src: list[str]) -> str:
     return "\n".join(f"{d} = {s}" for d, s in zip(dst, src, strict=True))
-
-
-def _whole_tile(m: int, tb: int, ch: int, *, load: bool) -> str:
-    """A whole tile of a forward row without a neutral element, its ``ch`` loads (or
-    stores) of a thread issued before the first shared access waits on one."""
-    lines = ["base_ = jt * (TB * CH) + tid"]
-    for j in range(ch):
-        at = f"{j * tb} + tid + ({j * tb} + tid) // CH"
-        if load:
-            lines += [f"e{k}_{j} = x{k}[row, base_ + {j * tb}]" for k in range(m)]
-        else:
-            lines += [f"e{k}_{j} = sm{k}[{at}]" for k in range(m)]
-    for j in range(ch):
-        at = f"{j * tb} + tid + ({j * tb} + tid) // CH"
-        if load:
-            lines += [f"sm{k}[{at}] = e{k}_{j}" for k in range(m)]
-        else:
-            lines += [f"o{k}[row, base_ + {j * tb}] = e{k}_{j}" for k in range(m)]
-    return "\n".join(lines)
 
 
 def _positions(inner: str) -> str:
@@ -107,7 +89,7 @@ def onepass_module(
     whole = "has_z == 0 and rev == 0 and (jt + 1) * (TB * CH) <= L"
     stage_in = (
         f"if {whole}:\n"
-        + _indent(_whole_tile(m, tb, ch, load=True))
+        + _indent(unrolled_in(m, ch, tb, row="row", tile="jt"))
         + "\nelse:\n"
         + _indent(
             _positions(
@@ -253,7 +235,7 @@ def onepass_module(
     )
     stage_out = (
         f"if {whole}:\n"
-        + _indent(_whole_tile(m, tb, ch, load=False))
+        + _indent(unrolled_out(m, ch, tb, row="row", tile="jt"))
         + "\nelse:\n"
         + _indent(
             _positions(
