@@ -16,6 +16,7 @@ from offload.acc.combine import ScalarFunction
 from offload.acc.skeletons import scan_onepass_src
 from offload.acc.skeletons.build import (
     GPU_TARGETS,
+    SIM_MAX_BLOCKS,
     SIM_THREADS,
     THREADS,
     Module,
@@ -172,7 +173,9 @@ class ScanJob:
         i64 = np.int64
         head = (i64(nch), i64(length), i64(GPU_CHUNK), i64(has_z), i64(self.right), i64(tpr))
         args = (*head, *xs, *zs, *outs, state[:tiles], state[tiles:], *ags, *incs, *self.caps)
-        module.launch("onepass", tiles, *args, blocks=tiles)
+        # (the GPU: a block a tile; the simulator runs its few blocks one after another)
+        blocks = tiles if self.target == "gpu" else min(tiles, SIM_MAX_BLOCKS)
+        module.launch("onepass", tiles, *args, blocks=blocks)
 
     def staged_threads(self) -> int | None:
         """The block size of the GPU's shared-memory kernels for these components, or

@@ -71,9 +71,10 @@ def onepass_module(
 ) -> str:
     """Kernel ``onepass(tiles, nch, L, C, has_z, rev, tpr, x.., z.., o.., status, ctr,
     ag.., inc.., u..)``: the inclusive scan of every row (``scan_src``'s virtual rows:
-    ``has_z``, ``rev``) of ``nch`` chunks, ``tpr`` tiles a row, launched with one block a
-    tile and ``TB`` threads. ``status`` (int32, a tile each) and ``ctr`` (int32, one) start
-    at zero; ``ag<k>``/``inc<k>`` hold ``pad`` elements a tile."""
+    ``has_z``, ``rev``) of ``nch`` chunks, ``tpr`` tiles a row, launched with ``TB``
+    threads a block and any number of blocks (each takes tiles until none is left).
+    ``status`` (int32, a tile each) and ``ctr`` (int32, one) start at zero;
+    ``ag<k>``/``inc<k>`` hold ``pad`` elements a tile."""
     m = len(dts)
     caps = _names("u", n_caps)
     acc, e, a, cy, t, v, r = (_names(p, m) for p in ("acc", "e", "a", "cy", "t", "v", "r"))
@@ -244,17 +245,14 @@ def onepass_module(
             )
         )
     )
-    body = "\n".join(
+    tile = "\n".join(
         [
-            shared,
-            "tt = cuda.shared.array(3, np.int64)",
-            "ls = cuda.shared.array(LB, np.int32)",
-            "tid = np.int64(cuda.threadIdx.x)",
-            "n_ = L - has_z",
             "if tid == 0:",
             "    tt[0] = np.int64(cuda.atomic.add(ctr, 0, 1))",
             "cuda.syncthreads()",
             "T = tt[0]",
+            "if T >= tiles:",
+            "    break",
             "row = T // tpr",
             "jt = T - row * tpr",
             "c0 = jt * TB",
@@ -275,6 +273,20 @@ def onepass_module(
             _indent(rescan),
             "cuda.syncthreads()",
             stage_out,
+            "cuda.syncthreads()  # (the next tile reuses the shared arrays)",
+        ]
+    )
+    # A block takes tiles from the counter until none is left: on the GPU the grid has a
+    # block a tile (each takes one), under the simulator a few blocks take them all.
+    body = "\n".join(
+        [
+            shared,
+            "tt = cuda.shared.array(3, np.int64)",
+            "ls = cuda.shared.array(LB, np.int32)",
+            "tid = np.int64(cuda.threadIdx.x)",
+            "n_ = L - has_z",
+            "while True:",
+            _indent(tile),
         ]
     )
     params = ["tiles", "nch", "L", "C", "has_z", "rev", "tpr", *xs, *zs, *os_, "status", "ctr"]
