@@ -228,8 +228,9 @@ class Config:
     determinism: str = "deterministic"
     """How collectives fix their reduction trees (docs/collectives.md): ``deterministic``
     (the same bits run to run on a target, the tree fixed by the sizes), ``cross_target``
-    (the same bits on every target: every target uses the GPU's tree) or ``fast`` (today
-    the same trees as ``deterministic`` for folds; float atomics for ``permute``)."""
+    (the same bits on every target: every target uses the GPU's tree) or ``fast`` (the
+    same trees as ``deterministic`` for folds; on the GPU, the one-pass scan for floats
+    and float atomics for ``permute``, whose last bits may change from run to run)."""
     device_memory_limit: int | None = None
     """Bytes of device memory ``compute_g`` may use for captured host arrays and results;
     beyond it the call is streamed in chunks (``offload.stream``). ``None``: the GPU's
