@@ -3,14 +3,16 @@ combined value of the tiles before it by a decoupled look-back (Merrill and Garl
 "Single-pass Parallel Prefix Scan with Decoupled Look-back", 2016).
 
 The chunk tree of ``scan_src`` reads the input twice (``totals`` and ``rescan``) and writes
-it once; this kernel reads it once and writes it once. Each block takes the next tile
-from a counter (so every tile before it has started: the wait below cannot deadlock):
-``TB`` consecutive chunks of ``CH`` elements of one row, staged through shared memory as
-``scan_gpu_src`` stages them. It folds each chunk (a thread a chunk), scans the chunk
-totals across the block, and publishes the tile's total (``status`` 1). Thread 0 then
-walks back over the tiles before it in the row, combining their totals until it meets a
-tile whose inclusive prefix is published (``status`` 2), publishes its own inclusive
-prefix, and every thread rescans its chunk from its carry.
+it once; this kernel reads it once and writes it once. A block takes tiles from a
+counter, in order, until none is left (so every tile before the one it holds has been
+taken by a running block: the wait below cannot deadlock). A tile is ``TB`` consecutive
+chunks of ``CH`` elements of one row, staged through shared memory as ``scan_gpu_src``
+stages them. The block folds each chunk (a thread a chunk), scans the chunk totals across
+the block, and publishes the tile's total (``status`` 1). It then looks back over the
+tiles before it in the row, ``LOOK_BACK`` statuses at a time (atomic reads), thread 0
+combining their published values until it meets a tile whose inclusive prefix is
+published (``status`` 2); it publishes its own inclusive prefix, and every thread rescans
+its chunk from its carry.
 
 Where a predecessor's prefix is found depends on timing, so the grouping of the combines
 does too. That is exact for integer components (wrapping arithmetic, an associative
