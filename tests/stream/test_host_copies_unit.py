@@ -15,7 +15,9 @@ execute = importlib.import_module(
 )  # (the package's ``execute`` is a function)
 
 
-@pytest.mark.parametrize("shape", [(0,), (1,), (7, 3), (1 << 20,), ((1 << 20) + 5, 3)])
+@pytest.mark.parametrize(
+    "shape", [(0,), (1,), (7, 3), (1 << 20,), ((1 << 20) + 5, 3), ((1 << 22) + 3,)]
+)
 def test_copy_jobs_copy_every_element_once(
     shape: tuple[int, ...], monkeypatch: pytest.MonkeyPatch
 ) -> None:
