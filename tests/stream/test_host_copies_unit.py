@@ -10,9 +10,10 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 import pytest
 
-execute = importlib.import_module(
-    "offload.stream.execute"
-)  # (the package's ``execute`` is a function)
+pytestmark = pytest.mark.unit
+
+# (by name: the package's own ``execute`` is a function)
+execute = importlib.import_module("offload.stream.execute")
 
 
 @pytest.mark.parametrize(
