@@ -90,15 +90,14 @@ def onepass_module(
         for k, dt in enumerate(dts)
     )
     whole = "has_z == 0 and rev == 0 and (jt + 1) * (TB * CH) <= L"
-    stage_in = (
-        f"if {whole}:\n"
-        + _indent(unrolled_in(m, ch, tb, row="row", tile="jt"))
-        + "\nelse:\n"
-        + _indent(
-            _positions(
-                _get(m, "e", "kk") + "\n" + "\n".join(f"sm{k}[p + wl] = e{k}" for k in range(m))
-            )
-        )
+
+    def whole_or_positions(fast: str, general: str) -> str:
+        """``fast`` for a whole tile (``whole``), else ``general`` at each position."""
+        return f"if {whole}:\n" + _indent(fast) + "\nelse:\n" + _indent(_positions(general))
+
+    stage_in = whole_or_positions(
+        unrolled_in(m, ch, tb, row="row", tile="jt"),
+        _get(m, "e", "kk") + "\n" + "\n".join(f"sm{k}[p + wl] = e{k}" for k in range(m)),
     )
     read_e = "\n".join(f"e{k} = sm{k}[base + k]" for k in range(m))
     fold_chunk = (
@@ -236,16 +235,10 @@ def onepass_module(
         + "\nfor k in range(1, cnt):\n"
         + _indent(read_e + "\n" + _into(acc, acc, e, caps) + "\n" + store)
     )
-    stage_out = (
-        f"if {whole}:\n"
-        + _indent(unrolled_out(m, ch, tb, row="row", tile="jt"))
-        + "\nelse:\n"
-        + _indent(
-            _positions(
-                "q_ = kk if rev == 0 else L - 1 - kk\n"
-                + "\n".join(f"{o}[row, q_] = sm{k}[p + wl]" for k, o in enumerate(os_))
-            )
-        )
+    stage_out = whole_or_positions(
+        unrolled_out(m, ch, tb, row="row", tile="jt"),
+        "q_ = kk if rev == 0 else L - 1 - kk\n"
+        + "\n".join(f"{o}[row, q_] = sm{k}[p + wl]" for k, o in enumerate(os_)),
     )
     tile = "\n".join(
         [
