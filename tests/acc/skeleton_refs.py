@@ -112,3 +112,20 @@ def ref_permute(
 def later(new: Any, old: Any) -> Any:
     """A combine that is not commutative: the order of arrival shows in the bits."""
     return old * 0.5 + new
+
+
+def every_scan_form(a: np.ndarray[Any, Any]) -> list[tuple[Any, np.ndarray[Any, Any]]]:
+    """Each scan form of ``add`` over ``a`` (its innermost axis) with its Python-loop
+    result: ``scanl``, ``scanl1``, ``scanr``, ``scanr1`` and the ``_total`` forms' items."""
+    from offload.acc import scan as S
+
+    n = a.shape[-1]
+    lz, rz = ref_scan(add, 0, [a])[0], ref_scan(add, 0, [a], right=True)[0]
+    return [
+        (S.scanl(add, 0, a), lz),
+        (S.scanl1(add, a), ref_scan(add, None, [a])[0]),
+        (S.scanr(add, 0, a), rz),
+        (S.scanr1(add, a), ref_scan(add, None, [a], right=True)[0]),
+        (S.scanl_total(add, 0, a)[1], lz[..., n]),
+        (S.scanr_total(add, 0, a)[0], rz[..., 1:]),
+    ]

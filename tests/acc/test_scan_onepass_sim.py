@@ -18,7 +18,7 @@ from offload.acc.skeletons.direct import compute
 from offload.acc.skeletons.operands import combine_for
 from offload.acc.skeletons.scan_onepass_src import pad
 from tests.acc.sim_lane import needs_simulator
-from tests.acc.skeleton_refs import add, matmul2, ref_scan, ref_seg_scan
+from tests.acc.skeleton_refs import add, every_scan_form, matmul2, ref_scan, ref_seg_scan
 
 pytestmark = [pytest.mark.sim, needs_simulator]
 
@@ -43,14 +43,7 @@ def one_passes(monkeypatch: pytest.MonkeyPatch) -> list[int]:
 @pytest.mark.parametrize("n", [33, TILE - 1, TILE, 3 * TILE + 77])
 def test_integer_scans_take_one_pass_and_equal_python_loops(n: int, one_passes: list[int]) -> None:
     a = np.random.default_rng(n).integers(-(2**40), 2**40, (2, n), dtype=np.int64)
-    lz, rz = ref_scan(add, 0, [a])[0], ref_scan(add, 0, [a], right=True)[0]
-    cases = [
-        (S.scanl(add, 0, a), lz),
-        (S.scanl1(add, a), ref_scan(add, None, [a])[0]),
-        (S.scanr(add, 0, a), rz),
-        (S.scanr1(add, a), ref_scan(add, None, [a], right=True)[0]),
-        (S.scanl_total(add, 0, a)[1], lz[..., n]),
-    ]
+    cases = every_scan_form(a)
     for node, want in cases:
         got = np.asarray(compute(node, "gpu-sim"))
         np.testing.assert_array_equal(got, want)

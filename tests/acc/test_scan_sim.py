@@ -13,7 +13,7 @@ from offload.acc import scan as S
 from offload.acc import scan_job as SJ
 from offload.acc.skeletons.direct import compute
 from tests.acc.sim_lane import needs_simulator
-from tests.acc.skeleton_refs import add, matmul2, ref_scan, ref_seg_scan
+from tests.acc.skeleton_refs import add, every_scan_form, matmul2, ref_scan, ref_seg_scan
 
 pytestmark = [pytest.mark.sim, needs_simulator]
 
@@ -23,17 +23,7 @@ pytestmark = [pytest.mark.sim, needs_simulator]
        seed=st.integers(0, 2**32 - 1))  # fmt: skip
 def test_every_scan_form_in_the_simulator(shape: tuple[int, ...], seed: int) -> None:
     a = np.random.default_rng(seed).integers(-(2**40), 2**40, shape, dtype=np.int64)
-    n = shape[-1]
-    lz, rz = ref_scan(add, 0, [a])[0], ref_scan(add, 0, [a], right=True)[0]
-    cases = [
-        (S.scanl(add, 0, a), lz),
-        (S.scanl1(add, a), ref_scan(add, None, [a])[0]),
-        (S.scanr(add, 0, a), rz),
-        (S.scanr1(add, a), ref_scan(add, None, [a], right=True)[0]),
-        (S.scanl_total(add, 0, a)[1], lz[..., n]),
-        (S.scanr_total(add, 0, a)[0], rz[..., 1:]),
-    ]
-    for node, want in cases:
+    for node, want in every_scan_form(a):
         got = np.asarray(compute(node, "gpu-sim"))
         assert got.shape == want.shape
         np.testing.assert_array_equal(got, want)
