@@ -26,7 +26,15 @@ import numpy as np
 
 from offload.acc.fold import NO_Z, Fold
 from offload.dask.errors import DaskUnsupported
-from offload.dask.runtime import Runner, block_source, canonical, stand_ins, xp_of
+from offload.dask.producers import Producer
+from offload.dask.runtime import (
+    Runner,
+    block_source,
+    canonical,
+    stand_in_arrays,
+    stand_ins,
+    xp_of,
+)
 from offload.dask.sources import Sources, collect
 from offload.dask.tasks import Key, Tasks, block_key, grid
 from offload.stream.fold import SPLIT_EVERY
@@ -44,16 +52,19 @@ class FoldJob:
     """The neutral element as the node holds it, or ``NO_Z`` (``fold1``, the combines)."""
     runner: Runner
     sources: Sources
+    producer: Producer | None = None
+    """An element-wise tree over the blocks, fused into the fold (``producers``)."""
 
     def functions(self) -> tuple[object, ...]:
-        return (self.f,)
+        return (self.f, *(self.producer.functions() if self.producer else ()))
 
 
 def fold_block(job: FoldJob, *blocks: Any) -> tuple[Any, ...]:
     """The fold of each row of one block (a worker task)."""
     job = canonical(job)
     n = int(blocks[0].shape[-1])
-    return job.runner.run(Fold(job.f, job.z, block_source(blocks), n))
+    src = job.producer.source(blocks) if job.producer else block_source(blocks)
+    return job.runner.run(Fold(job.f, job.z, src, n))
 
 
 def fold_partials(job: FoldJob, parts: list[tuple[Any, ...]]) -> tuple[Any, ...]:
@@ -64,11 +75,16 @@ def fold_partials(job: FoldJob, parts: list[tuple[Any, ...]]) -> tuple[Any, ...]
     return job.runner.run(Fold(job.f, NO_Z, block_source(stacked), len(parts)))
 
 
-def fold_dtypes(f: Callable[..., Any], z: object, dtypes: Dtypes, rank: int) -> Dtypes:
+def fold_dtypes(
+    f: Callable[..., Any], z: object, dtypes: Dtypes, rank: int, producer: Producer | None = None
+) -> Dtypes:
     """The dtypes of a fold of a source of ``dtypes`` (checked and lowered on the client,
     so the function's errors are raised here, located), after checking that ``f``
-    combines two partials into a partial of the same dtypes (the tree's combines)."""
-    probe = Fold(f, z, stand_ins(dtypes, (2,) * rank), 2)
+    combines two partials into a partial of the same dtypes (the tree's combines).
+    With a ``producer``, ``dtypes`` are its arrays' and the fold reads the tree."""
+    shape = (2,) * rank
+    src = producer.source(stand_in_arrays(dtypes, shape)) if producer else stand_ins(dtypes, shape)
+    probe = Fold(f, z, src, 2)
     out = tuple(probe.dtypes)
     again = tuple(Fold(f, NO_Z, stand_ins(out, (2,)), 2).dtypes)
     if again != out:
@@ -90,16 +106,19 @@ def fold_tree(
     z: object,
     runner: Runner,
     split_every: int = SPLIT_EVERY,
+    *,
+    producer: Producer | None = None,
 ) -> list[Any]:
     """The innermost axis of the Dask arrays ``comps`` (the components of one source,
-    chunked alike) folded with ``f`` from ``z``: one Dask array per result component."""
+    chunked alike) folded with ``f`` from ``z``: one Dask array per result component.
+    With a ``producer``, ``comps`` are its arrays and the fold reads the tree over them."""
     if split_every < 2:
         raise ValueError(f"split_every must be >= 2, got {split_every}")
     x = comps[0]
-    dtypes = fold_dtypes(f, z, tuple(np.dtype(c.dtype) for c in comps), x.ndim)
+    dtypes = fold_dtypes(f, z, tuple(np.dtype(c.dtype) for c in comps), x.ndim, producer)
     tasks = Tasks("fold", comps)
-    sources = collect(f)
-    job = FoldJob(f"{tasks.name}-p", f, z, runner, sources)
+    sources = collect(f, *(producer.functions() if producer else ()))
+    job = FoldJob(f"{tasks.name}-p", f, z, runner, sources, producer)
     combine = FoldJob(f"{tasks.name}-c", f, NO_Z, runner, sources)
     inner = x.chunks[-1]
     keep = [j for j, c in enumerate(inner) if c > 0] or [0]
@@ -129,9 +148,12 @@ def fold_all_tree(
     z: object,
     runner: Runner,
     split_every: int = SPLIT_EVERY,
+    *,
+    producer: Producer | None = None,
 ) -> list[Any]:
     """Every element of the Dask arrays ``comps`` folded in row-major order (module
-    docstring): 0-d Dask arrays, one per component."""
+    docstring): 0-d Dask arrays, one per component (with a ``producer``: ``comps`` are its
+    arrays, of one shape, and the first level folds the tree over them)."""
     import dask.array as da_module
 
     da: Any = da_module
@@ -140,7 +162,7 @@ def fold_all_tree(
         comps = [da.from_array(c._meta.reshape(0), chunks=((0,),)) for c in comps]
     elif x.ndim >= 2 and all(len(c) == 1 for c in x.chunks[1:]):
         comps = [c.reshape(-1) for c in comps]  # each block is a run of the flat array
-    out = list(comps)
+    out = fold_tree(list(comps), f, z, runner, split_every, producer=producer)
     while out[0].ndim > 0:
         out = fold_tree(out, f, z, runner, split_every)
     return out

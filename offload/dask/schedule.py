@@ -37,6 +37,7 @@ from offload.dask.errors import DaskUnsupported
 from offload.dask.filters import cast_tree, filter_tree, unknown_sizes
 from offload.dask.folds import fold_all_tree, fold_tree
 from offload.dask.permutes import permute_tree
+from offload.dask.producers import elementwise
 from offload.dask.runtime import Runner, is_dask
 from offload.dask.scans import scan_tree
 from offload.dask.segments import check_lengths, seg_tree
@@ -134,11 +135,23 @@ class DaskScheduler:
         )
 
     def fold(self, node: Fold, a: object) -> list[Any]:
+        """A fold's tree; an element-wise source is fused into its tasks (``producers``)."""
+        every = self.split_every
         if isinstance(a, Reshape) and len(a.shape) == 1:  # fold_all (a row-major flatten)
+            fused = elementwise(a.x)
+            if fused is not None and len(a.x.shape) >= 1:
+                producer, arrays = fused
+                comps = self.aligned([self.components(x)[0] for x in arrays])
+                return fold_all_tree(comps, node.f, node.z, self.runner, every, producer=producer)
             comps = self.components(a.x)
             if comps[0].ndim >= 1:
-                return fold_all_tree(comps, node.f, node.z, self.runner, self.split_every)
-        return fold_tree(self.components(a), node.f, node.z, self.runner, self.split_every)
+                return fold_all_tree(comps, node.f, node.z, self.runner, every)
+        fused = elementwise(a)
+        if fused is not None:
+            producer, arrays = fused
+            comps = self.aligned([self.components(x)[0] for x in arrays])
+            return fold_tree(comps, node.f, node.z, self.runner, every, producer=producer)
+        return fold_tree(self.components(a), node.f, node.z, self.runner, every)
 
     def scan(self, node: Scan, srcs: dict[str, object]) -> list[Any]:
         comps = self.components(srcs["a"])
@@ -178,6 +191,11 @@ class DaskScheduler:
             raise DaskUnsupported(
                 f"offload.dask: a collective's source is a {type(src).__name__}, not an array"
             )
+        return self.aligned(comps)
+
+    @staticmethod
+    def aligned(comps: list[Any]) -> list[Any]:
+        """Dask arrays of one shape chunked as the first."""
         first = comps[0].chunks
         return [c if c.chunks == first else c.rechunk(first) for c in comps]
 
