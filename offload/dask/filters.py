@@ -19,7 +19,7 @@ import numpy as np
 
 from offload.acc.combine import compile_combine
 from offload.acc.filter import Filter
-from offload.dask.runtime import Runner, block_source, canonical
+from offload.dask.runtime import Runner, block_source, canonical, job_token
 from offload.dask.sources import Sources, collect
 from offload.dask.tasks import Key, Tasks, block_key
 from offload.diagnostics import TypeMismatch
@@ -54,7 +54,7 @@ def filter_tree(comps: Sequence[Any], node: Filter, runner: Runner) -> list[Any]
     if len(pf.result_dtypes) != 1:
         raise TypeMismatch(f"{what} returns {len(pf.result_dtypes)} values, not one")
     tasks = Tasks("filter", comps)
-    job = FilterJob(tasks.name, node.pred, runner, collect(node.pred))
+    job = FilterJob(job_token("filter", node.pred, runner), node.pred, runner, collect(node.pred))
     blocks: dict[tuple[int, ...], Key] = {}
     for j in range(x.numblocks[0]):
         keys = [block_key(c, (j,)) for c in comps]

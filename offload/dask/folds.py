@@ -31,6 +31,7 @@ from offload.dask.runtime import (
     Runner,
     block_source,
     canonical,
+    job_token,
     stand_in_arrays,
     stand_ins,
     xp_of,
@@ -118,8 +119,8 @@ def fold_tree(
     dtypes = fold_dtypes(f, z, tuple(np.dtype(c.dtype) for c in comps), x.ndim, producer)
     tasks = Tasks("fold", comps)
     sources = collect(f, *(producer.functions() if producer else ()))
-    job = FoldJob(f"{tasks.name}-p", f, z, runner, sources, producer)
-    combine = FoldJob(f"{tasks.name}-c", f, NO_Z, runner, sources)
+    job = FoldJob(job_token("fold", f, z, runner, producer), f, z, runner, sources, producer)
+    combine = FoldJob(job_token("fold-combine", f, runner), f, NO_Z, runner, sources)
     inner = x.chunks[-1]
     keep = [j for j, c in enumerate(inner) if c > 0] or [0]
     blocks: dict[tuple[int, ...], Key] = {}

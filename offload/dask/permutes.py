@@ -36,7 +36,7 @@ from offload.acc.combine import compile_combine, compile_index_function
 from offload.acc.commute import commutes
 from offload.acc.permute import Permute, PermuteIndexError, Scatter, scatter
 from offload.dask.errors import DaskUnsupported
-from offload.dask.runtime import Runner, block_source, canonical, xp_of
+from offload.dask.runtime import Runner, block_source, canonical, job_token, xp_of
 from offload.dask.sources import Sources, collect
 from offload.dask.tasks import Key, Static, Tasks, block_key, grid
 from offload.dask.wrappers import MARKED, SHIFTED, kept, same_index, set_offset
@@ -216,7 +216,8 @@ def permute_tree(
     ix = None if to is not None else node.ix
     names = tuple(d.str for d in dtypes)
     shape = tuple(int(n) for n in defaults[0].shape)
-    job = PermuteJob(tasks.name, node.f, ix, node.name, shape, names, runner, collect(node.f, ix))
+    token = job_token("permute", node.f, ix, node.name, shape, names, runner)
+    job = PermuteJob(token, node.f, ix, node.name, shape, names, runner, collect(node.f, ix))
     starts = [np.concatenate([[0], np.cumsum(c)]).astype(int).tolist() for c in x.chunks]
     level: list[Key] = []
     for at in grid(x.numblocks):

@@ -122,6 +122,24 @@ _JOBS: OrderedDict[str, Any] = OrderedDict()
 _JOBS_LOCK = threading.Lock()
 
 
+def job_token(kind: str, *content: object) -> str:
+    """A job's name from what it holds (its functions, pickled by value where they are
+    not importable, and its values): a later graph of the same functions and values gets
+    the same name, so a worker reuses its first copy of the job, whose functions offload
+    has already lowered and compiled (``canonical``), instead of lowering them again for
+    every ``compute``. Content that does not pickle gets a name of its own."""
+    import hashlib
+    import uuid
+
+    import cloudpickle
+
+    try:
+        data = cloudpickle.dumps(content, protocol=5)
+    except Exception:  # dask will report what does not pickle; never the same name
+        return f"{kind}-{uuid.uuid4().hex}"
+    return f"{kind}-{hashlib.blake2b(data, digest_size=16).hexdigest()}"
+
+
 def canonical(job: _J) -> _J:
     """The first copy of ``job`` this process saw (see the module docstring), its
     functions' code given their source files back (``sources.restore``)."""

@@ -25,7 +25,7 @@ from offload.acc.fold import NO_Z, Fold
 from offload.acc.nodes import ALL, extend
 from offload.acc.scan import Scan
 from offload.acc.skeletons.operands import combine_for, neutral
-from offload.dask.runtime import Runner, block_source, canonical, xp_of
+from offload.dask.runtime import Runner, block_source, canonical, job_token, xp_of
 from offload.dask.sources import Sources, collect
 from offload.dask.tasks import Key, Static, Tasks, block_key, grid
 from offload.delayed import zip_with
@@ -152,7 +152,8 @@ def scan_tree(
     tasks = Tasks(node.name, comps)
     names = tuple(d.str for d in dtypes)
     sources = collect(node.f)
-    job = ScanJob(tasks.name, node.f, node.z, node.right, node.name, names, runner, sources)
+    token = job_token("scan", node.f, node.z, node.right, node.name, names, runner)
+    job = ScanJob(token, node.f, node.z, node.right, node.name, names, runner, sources)
     inner = x.chunks[-1]
     m = len(inner)
     start = m - 1 if node.right else 0

@@ -22,7 +22,7 @@ import numpy as np
 from offload.acc.fold import FoldSeg
 from offload.acc.scan import Scan
 from offload.acc.skeletons.operands import combine_for, neutral
-from offload.dask.runtime import Runner, block_source, canonical, stand_ins
+from offload.dask.runtime import Runner, block_source, canonical, job_token, stand_ins
 from offload.dask.sources import Sources, collect
 from offload.dask.tasks import Key, Tasks, block_key, grid
 
@@ -119,7 +119,7 @@ def seg_tree(
         comps = [c.rechunk({x.ndim - 1: inner}) for c in comps]
     tasks = Tasks("seg", comps)
     flags = None if scan is None else (scan.right, scan.name)
-    job = SegJob(tasks.name, f, z, flags, runner, collect(f))
+    job = SegJob(job_token("seg", f, z, flags, runner), f, z, flags, runner, collect(f))
     blocks: dict[tuple[int, ...], Key] = {}
     for rows in grid(comps[0].numblocks[:-1]):
         for j, seg in enumerate(per_block):

@@ -26,7 +26,14 @@ import numpy as np
 from offload.acc.stencil import Stencil, stencil
 from offload.config import config
 from offload.dask.errors import DaskUnsupported
-from offload.dask.runtime import Runner, block_source, canonical, stand_in_arrays, stand_ins
+from offload.dask.runtime import (
+    Runner,
+    block_source,
+    canonical,
+    job_token,
+    stand_in_arrays,
+    stand_ins,
+)
 from offload.dask.sources import Sources, collect
 from offload.dask.tasks import Key, Static, Tasks, block_key, grid
 from offload.frontend.reader import make_fetcher
@@ -144,7 +151,13 @@ def stencil_tree(comps: Sequence[Any], node: Stencil, runner: Runner) -> list[An
         extended = list(comps)
     base = comps[0]
     tasks = Tasks("stencil", extended)
-    job = StencilJob(tasks.name, node.fn, node.boundary, runner, collect(node.fn))
+    job = StencilJob(
+        job_token("stencil", node.fn, node.boundary, runner),
+        node.fn,
+        node.boundary,
+        runner,
+        collect(node.fn),
+    )
     blocks: dict[tuple[int, ...], Key] = {}
     for at in grid(base.numblocks):
         trim = []

@@ -180,3 +180,35 @@ def test_a_local_cluster_of_two_processes_runs_the_fused_fold(cluster_client):
     got = cluster_client.compute(dot, sync=True)
     with dask.config.set(scheduler="threads"):
         assert np.asarray(got).tobytes() == dot.compute().tobytes()
+
+
+def test_jobs_of_equal_content_share_a_token_so_workers_reuse_their_kernels():
+    from offload.dask.runtime import Runner, job_token
+
+    runner = Runner.for_target("s")
+    assert job_token("fold", add, 0, runner) == job_token("fold", add, 0, runner)
+    assert job_token("fold", add, 0, runner) != job_token("fold", add, 1, runner)
+    assert job_token("fold", add, 0, runner) != job_token("fold", mul, 0, runner)
+    lam = [lambda a, b, k=k: a + b + k for k in (1, 2)]
+    assert job_token("fold", lam[0], 0, runner) != job_token("fold", lam[1], 0, runner)
+
+
+@pytest.mark.filterwarnings("ignore::DeprecationWarning")
+@pytest.mark.filterwarnings("ignore::ResourceWarning")
+@pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")
+def test_a_second_graph_of_the_same_fold_reuses_the_workers_jobs(cluster_client):
+    from offload.dask import runtime
+
+    x = da.from_array(FN, chunks=UNEVEN)
+
+    def jobs():
+        return sorted(set().union(*cluster_client.run(lambda: list(runtime._JOBS)).values()))
+
+    def dot():
+        return old.compute(ol.fold_all(add, 0.0, ol.zip_with(lambda a, b: a * b, x, x)))
+
+    first = cluster_client.compute(dot(), sync=True)
+    after_one = jobs()
+    again = cluster_client.compute(dot(), sync=True)  # a new lambda of the same code
+    assert jobs() == after_one
+    assert np.asarray(first).tobytes() == np.asarray(again).tobytes()
