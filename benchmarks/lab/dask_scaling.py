@@ -22,7 +22,11 @@ the run: the map's values equal the peer's bit for bit, the fold's result is the
 every repetition (deterministic) and within 1e-3 of the peer's.
 
     python -m benchmarks.lab.dask_scaling [--workers 1,2] [--per-worker-mib 8192]
-                                          [--chunk-mib 1024] [--reps 5] [--cpu] [--json PATH]
+                                          [--chunk-mib 1024] [--reps 5] [--cpu] [--tasks]
+                                          [--json PATH]
+
+``--tasks`` prints, for one warm run of each op, the tasks by kind with the workers'
+compute and transfer time (where the time goes besides the kernels).
 """
 
 from __future__ import annotations
@@ -141,6 +145,9 @@ def _one_count(workers: int, args: argparse.Namespace) -> dict[str, Any]:
         def run_peer_fold() -> Any:
             return (x * x).sum(split_every=8).compute()
 
+        if args.tasks:
+            for name, fn in (("map", run_map), ("peer map", run_peer_map), ("fold", run_fold)):
+                _task_stream(client, name, fn)
         t_map, y = _timed(run_map, args.reps)
         t_peer_map, y_peer = _timed(run_peer_map, args.reps)
         same = int((y != y_peer).sum().compute()) == 0
@@ -171,6 +178,36 @@ def _one_count(workers: int, args: argparse.Namespace) -> dict[str, Any]:
     return rows
 
 
+def _task_stream(client: Any, name: str, fn: Callable[[], Any]) -> None:
+    """One warm run of ``fn``: its wall time and, per task kind, the count and the
+    workers' summed compute and transfer seconds (``distributed.get_task_stream``)."""
+    import distributed
+
+    fn()
+    with distributed.get_task_stream(client) as ts:
+        start = time.perf_counter()
+        fn()
+        wall = time.perf_counter() - start
+    kinds: dict[str, list[float]] = {}
+    for t in ts.data:
+        key = t["key"][0] if isinstance(t["key"], tuple) else t["key"]
+        kind = "-".join(p for p in str(key).split("-") if not _hexlike(p))
+        row = kinds.setdefault(kind, [0, 0.0, 0.0])
+        row[0] += 1
+        for ss in t["startstops"]:
+            row[1 if ss["action"] == "compute" else 2] += ss["stop"] - ss["start"]
+    print(f"tasks of one {name} ({wall * 1e3:.1f} ms wall):")
+    for kind, (count, comp, xfer) in sorted(kinds.items()):
+        print(
+            f"  {kind:40} {int(count):4} tasks {comp * 1e3:9.2f} ms compute"
+            f" {xfer * 1e3:8.2f} ms other"
+        )
+
+
+def _hexlike(part: str) -> bool:
+    return len(part) >= 8 and all(c in "0123456789abcdef" for c in part)
+
+
 def _host(v: Any) -> Any:
     return v.get() if hasattr(v, "get") else v
 
@@ -182,6 +219,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--chunk-mib", type=int, default=1024)
     ap.add_argument("--reps", type=int, default=5)
     ap.add_argument("--cpu", action="store_true", help="LocalCluster, target 's', NumPy chunks")
+    ap.add_argument("--tasks", action="store_true", help="print each op's task stream")
     ap.add_argument("--json", default=None)
     args = ap.parse_args(argv)
     counts = [int(w) for w in args.workers.split(",")]
