@@ -2,7 +2,8 @@
 through ``offload.dask`` on 1, 2, ... workers, each worker with the same share of data.
 
 GPU (default): ``dask_cuda.LocalCUDACluster``, one worker per GPU (``target="g"``, CuPy
-chunks made on the workers, so nothing crosses the host link); ``--cpu``:
+chunks made on the workers, so nothing crosses the host link; ``--host``: NumPy chunks in
+the workers' memory, each task copying its block in, CuPy results); ``--cpu``:
 ``distributed.LocalCluster`` of one-thread worker processes (``target="s"``, NumPy chunks),
 which is how CI runs this script on its two cores.
 
@@ -22,7 +23,7 @@ the run: the map's values equal the peer's bit for bit, the fold's result is the
 every repetition (deterministic) and within 1e-3 of the peer's.
 
     python -m benchmarks.lab.dask_scaling [--workers 1,2] [--per-worker-mib 8192]
-                                          [--chunk-mib 1024] [--reps 5] [--cpu] [--tasks]
+                                          [--chunk-mib 1024] [--reps 5] [--cpu] [--host] [--tasks]
                                           [--json PATH]
 
 ``--tasks`` prints, for one warm run of each op, the tasks by kind with the workers'
@@ -66,6 +67,12 @@ def _make_block(gpu: bool, block_info: Any = None) -> Any:
 
 def _affine_peer(b: Any) -> Any:
     return b * 2.0 + 1.0
+
+
+def _to_device(b: Any) -> Any:
+    import cupy
+
+    return cupy.asarray(b)
 
 
 @contextmanager
@@ -118,11 +125,18 @@ def _one_count(workers: int, args: argparse.Namespace) -> dict[str, Any]:
     else:
         meta = np.empty(0, np.float32)
     rows: dict[str, Any] = {"workers": workers, "elements": n, "chunks": n // chunk}
+    on_device = gpu and not args.host
     with _client(workers, gpu) as client:
         x = da.map_blocks(
-            _make_block, gpu, chunks=((chunk,) * (n // chunk),), dtype=np.float32, meta=meta
+            _make_block,
+            on_device,
+            chunks=((chunk,) * (n // chunk),),
+            dtype=np.float32,
+            meta=meta if on_device else np.empty(0, np.float32),
         ).persist()
         distributed.wait(x)
+        # The peer's input: on the GPU, Dask's own ops need CuPy chunks (copied in per task).
+        xp = x.map_blocks(_to_device, dtype=np.float32, meta=meta) if gpu and args.host else x
         nbytes = n * 4
 
         def affine(i: Any) -> Any:
@@ -134,7 +148,7 @@ def _one_count(workers: int, args: argparse.Namespace) -> dict[str, Any]:
             return y
 
         def run_peer_map() -> Any:
-            y = x.map_blocks(_affine_peer, dtype=np.float32, meta=meta).persist()
+            y = xp.map_blocks(_affine_peer, dtype=np.float32, meta=meta).persist()
             distributed.wait(y)
             return y
 
@@ -143,7 +157,7 @@ def _one_count(workers: int, args: argparse.Namespace) -> dict[str, Any]:
             return old.compute(node, target=target).compute()
 
         def run_peer_fold() -> Any:
-            return (x * x).sum(split_every=8).compute()
+            return (xp * xp).sum(split_every=8).compute()
 
         if args.tasks:
             for name, fn in (("map", run_map), ("peer map", run_peer_map), ("fold", run_fold)):
@@ -219,6 +233,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--chunk-mib", type=int, default=1024)
     ap.add_argument("--reps", type=int, default=5)
     ap.add_argument("--cpu", action="store_true", help="LocalCluster, target 's', NumPy chunks")
+    ap.add_argument(
+        "--host", action="store_true", help="GPU: NumPy chunks in the workers' host memory"
+    )
     ap.add_argument("--tasks", action="store_true", help="print each op's task stream")
     ap.add_argument("--json", default=None)
     args = ap.parse_args(argv)

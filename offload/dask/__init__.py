@@ -55,6 +55,7 @@ from offload.config import config
 from offload.dask.errors import DaskUnsupported
 from offload.dask.runtime import backend_name, is_dask, meta
 from offload.dask.schedule import compute_tree
+from offload.dask.tasks import Key, Static, Tasks, window_arg
 from offload.diagnostics import OffloadError
 from offload.driver import specialise
 from offload.frontend.nodes import ArrayNode
@@ -71,7 +72,6 @@ from offload.stream.window import (
     ReadWindows,
     Window,
     WindowedFunction,
-    cut,
     windowed,
 )
 from offload.targets import backend_named, split_target
@@ -213,6 +213,12 @@ def _compute_block(spec: BlockSpec, block: Block, windows: dict[int, Window], *a
     return outs[0] if len(outs) == 1 else tuple(outs)
 
 
+def _block_task(spec: BlockSpec, block: Static, windows: Static, *arrays: Any) -> tuple[Any, ...]:
+    """``_compute_block`` as a task of the element graph: each component in a tuple."""
+    out = _compute_block(spec, block.value, windows.value, *arrays)
+    return out if isinstance(out, tuple) else (out,)
+
+
 _meta = meta
 
 
@@ -270,10 +276,8 @@ def _compute_elements(
     max_whole: int = WHOLE_BYTES,
 ) -> Any:
     """``compute`` of an element function or of a tree holding no collective."""
-    import dask as dask_module
     import dask.array as da_module
 
-    dask: Any = dask_module
     da: Any = da_module
     shape, node = split_target(shape, fn)
     rank = len(shape)
@@ -311,8 +315,8 @@ def _compute_elements(
         chunks = same[0].chunks if same else "auto"
     chunks = da.core.normalize_chunks(chunks, shape, dtype=dtypes[0])
     starts = [np.concatenate([[0], np.cumsum(c)]).astype(int).tolist() for c in chunks]
-    compute_block = dask.delayed(_compute_block, pure=True)
-    pieces: dict[tuple[int, ...], Any] = {}
+    tasks = Tasks("elements", list(sources.values()))
+    pieces: dict[tuple[int, ...], Key] = {}
     grid_windows = GridWindows(reads, starts)
     for index in np.ndindex(*(len(c) for c in chunks)):
         block = grid_windows.block(index)
@@ -328,17 +332,13 @@ def _compute_elements(
                     hint="read it at offsets of the block's indices (a[i + 1], a[i, j - 1]), "
                     "rechunk it to one chunk on that axis, or raise max_whole=",
                 )
-        cut_arrays = [cut(sources[k], windows[k]) for k in arrays]
-        pieces[index] = compute_block(spec, block, windows, *cut_arrays)
-    results = []
-    for r, dt in enumerate(dtypes):
-        meta = _meta(backend, rank, dt)
-        grid = np.empty(tuple(len(c) for c in chunks), dtype=object)
-        for index, piece in pieces.items():
-            part = piece if len(dtypes) == 1 else piece[r]
-            bshape = tuple(chunks[a][b] for a, b in enumerate(index))
-            grid[index] = da.from_delayed(part, shape=bshape, dtype=dt, meta=meta)
-        results.append(da.block(grid.tolist()))
+        at = tuple(int(i) for i in index)
+        cut_arrays = [window_arg(tasks, sources[k], windows[k], f"w{k}", at) for k in arrays]
+        pieces[at] = tasks.add(
+            "b", at, _block_task, spec, Static(block), Static(windows), *cut_arrays
+        )
+    metas = [_meta(backend, rank, dt) for dt in dtypes]
+    results = tasks.arrays(pieces, chunks, metas)
     return results[0] if len(results) == 1 else tuple(results)
 
 

@@ -75,3 +75,47 @@ class Tasks:
 def grid(numblocks: Sequence[int]) -> list[tuple[int, ...]]:
     """Every block index of a grid of ``numblocks``, in row-major order."""
     return [tuple(int(i) for i in ix) for ix in np.ndindex(*numblocks)]
+
+
+def window_arg(tasks: Tasks, x: Any, window: Sequence[tuple[int, int]], stage: str, at: Key) -> Any:
+    """The part ``window`` (per axis ``(start, stop)``) of the Dask array ``x`` as an
+    argument of a task of ``tasks`` at index ``at``: the key of a block of ``x`` where the
+    window is that block (no task), a task slicing the one block holding it, else a task
+    joining the blocks of ``x[window]`` (which becomes an input of ``tasks``)."""
+    index: list[int] = []
+    local: list[slice] = []
+    for (start, stop), chunks in zip(window, x.chunks, strict=True):
+        lo = 0
+        for b, size in enumerate(chunks):
+            if lo <= start and stop <= lo + size and start < stop:
+                index.append(b)
+                local.append(slice(start - lo, stop - lo))
+                break
+            lo += size
+    if len(index) == x.ndim:
+        key = block_key(x, index)
+        whole = all(
+            s.start == 0 and s.stop == c[b] for s, c, b in zip(local, x.chunks, index, strict=True)
+        )
+        return key if whole else tasks.add(stage, at, _sliced, key, Static(tuple(local)))
+    part = x[tuple(slice(start, stop) for start, stop in window)]
+    tasks.inputs.append(part)
+    keys = [block_key(part, b) for b in grid(part.numblocks)]
+    return tasks.add(stage, at, _joined, Static(part.numblocks), keys)
+
+
+def _sliced(block: Any, local: Static) -> Any:
+    return block[local.value]
+
+
+def _joined(numblocks: Static, blocks: list[Any]) -> Any:
+    """The blocks (in row-major order of a grid of ``numblocks``) as one array."""
+    from dask.array.core import concatenate3
+
+    def nest(shape: tuple[int, ...], flat: list[Any]) -> Any:
+        if len(shape) == 1:
+            return flat
+        step = len(flat) // shape[0]
+        return [nest(shape[1:], flat[k * step : (k + 1) * step]) for k in range(shape[0])]
+
+    return concatenate3(nest(tuple(numblocks.value), blocks))

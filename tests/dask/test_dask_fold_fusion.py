@@ -55,7 +55,7 @@ def keys(y):
 
 def element_blocks(y):
     """The graph's tasks from the element path (a producer computed apart)."""
-    return [k for k in keys(y) if k.startswith("_compute_block")]
+    return [k for k in keys(y) if k.startswith("offload-elements-") and k.endswith("-b")]
 
 
 def same_bits(got, want):
