@@ -23,6 +23,7 @@ import numpy as np
 
 from offload.runtime.pool import size_class
 from offload.runtime.residency import HOST_PAGES
+from offload.runtime.staging import stages, to_device
 from offload.runtime.views import DeviceView, c_strides, cuda_array_view, element_strides
 
 MIB = 1 << 20
@@ -266,7 +267,7 @@ def input_view(
         return DeviceView(ptr, x.shape, strides, x.dtype, x)
     copy = (table or frozen_table()).lookup(cp, x)
     if copy is None:
-        copy = cp.asarray(x)
+        copy = to_device(cp, x, stream_ptr) if stages(x) else cp.asarray(x)
     view = cuda_array_view(copy)
     assert view is not None
     return view

@@ -44,7 +44,7 @@ from offload.stream import trees
 from offload.stream.calls import Prepared, execute, plan_of, prepare, run
 from offload.stream.collectives import StreamUnsupported
 from offload.stream.device import device_backend, device_budget, stream_backend_name
-from offload.stream.execute import PINNED
+from offload.runtime.staging import PINNED
 from offload.stream.fold import SPLIT_EVERY, BlockFold, SequentialFold, combine_tree
 from offload.stream.plan import DoesNotFit, Plan
 from offload.targets import split_target

@@ -17,8 +17,6 @@ the simulator exercises the GPU's chunk and halo logic.
 from __future__ import annotations
 
 import math
-import os
-import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
@@ -26,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from offload.backend import Backend, Kernel
+from offload.runtime.staging import D2H, H2D, HOST_THREADS, PINNED, copy_jobs, wait
 from offload.stream.plan import Chunk, Plan
 from offload.stream.progress import Progress
 from offload.stream.window import Block, Window, WindowedFunction, cut
@@ -85,75 +84,6 @@ def run_host(  # noqa: PLR0917  (the run's state, passed without a bag)
 
 def _shape(window: Window) -> tuple[int, ...]:
     return tuple(b - a for a, b in window)
-
-
-def _cores() -> int:
-    try:
-        return len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):  # (not Linux)
-        return os.cpu_count() or 1
-
-
-HOST_THREADS = max(1, min(32, _cores()))
-"""Threads that stage pageable host memory through the pinned buffers: every core the
-process may run on. The GPU works from the pinned buffers on its own, so the host's part of
-a streamed run is these copies, and they scale with the cores: on the H100's 16-core host,
-a pageable-to-pinned copy measured 11.7 GB/s on one thread, 50 on 8 and 61 on 16, and a
-copy into fresh (never written) result memory 3.4, 18 and 28 GB/s
-(``benchmarks/lab/host_link.py``)."""
-
-COPY_PIECE = 1 << 22
-"""The fewest bytes one thread copies (smaller copies are not worth a thread)."""
-
-
-def copy_jobs(pool: ThreadPoolExecutor, dst: np.ndarray[Any, Any], src: Any) -> list[Future[Any]]:
-    """``dst[...] = src`` split along the leading axis into at most ``HOST_THREADS`` parts,
-    submitted to ``pool`` (NumPy releases the GIL while it copies); the caller waits."""
-    n = dst.shape[0] if dst.ndim else 0
-    parts = min(HOST_THREADS, n, max(1, dst.nbytes // COPY_PIECE))
-    if parts <= 1:
-        return [pool.submit(np.copyto, dst, src)]
-    step = -(-n // parts)
-    return [
-        pool.submit(np.copyto, dst[lo : lo + step], src[lo : lo + step]) for lo in range(0, n, step)
-    ]
-
-
-def wait(jobs: Sequence[Future[Any]]) -> None:
-    """Wait for every job; the first failure is raised."""
-    for job in jobs:
-        job.result()
-
-
-class PinnedArena:
-    """One pinned host block, reused by every streamed run of the process and grown on
-    demand (pinning gigabytes takes long: a cache, not per call). ``lock`` is held by the
-    run using it: streamed GPU runs of one process take turns."""
-
-    def __init__(self) -> None:
-        self._mem: Any = None
-        self._bytes = 0
-        self.lock = threading.Lock()
-
-    def release(self) -> None:
-        """Unpin and free the block (the next run pins a new one)."""
-        with self.lock:
-            self._mem = None
-            self._bytes = 0
-
-    def get(self, cp: Any, nbytes: int) -> np.ndarray[Any, Any]:
-        """At least ``nbytes`` pinned bytes as a uint8 array."""
-        if nbytes > self._bytes:
-            self._mem = None
-            self._mem = cp.cuda.alloc_pinned_memory(nbytes)
-            self._bytes = nbytes
-        return np.frombuffer(self._mem, dtype=np.uint8, count=self._bytes)
-
-
-PINNED = PinnedArena()
-
-H2D, D2H = 1, 2
-"""``cudaMemcpyKind`` values."""
 
 
 def run_gpu(  # noqa: PLR0917  (the pipeline's state in one place)
