@@ -155,6 +155,6 @@ def to_device(cp: Any, x: np.ndarray[Any, Any], stream_ptr: int) -> Any:
             wait(copy_jobs(pool, piece, src[lo : lo + n]))
             cp.cuda.runtime.memcpyAsync(out.data.ptr + lo, piece.ctypes.data, n, H2D, stream_ptr)
             event = cp.cuda.Event(block=False, disable_timing=True)
-            event.record(cp.cuda.ExternalStream(stream_ptr))
+            cp.cuda.runtime.eventRecord(event.ptr, stream_ptr)
             _RING.events[slot] = event
     return out
