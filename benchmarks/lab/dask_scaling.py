@@ -36,6 +36,7 @@ import argparse
 import json
 import statistics
 import time
+import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -148,7 +149,10 @@ def _one_count(workers: int, args: argparse.Namespace) -> dict[str, Any]:
             return y
 
         def run_peer_map() -> Any:
-            y = xp.map_blocks(_affine_peer, dtype=np.float32, meta=meta).persist()
+            # A fresh name each time: Dask would hand back the previous result of the
+            # same graph (its keys are deterministic) instead of computing it again.
+            name = f"peer-affine-{uuid.uuid4().hex}"
+            y = xp.map_blocks(_affine_peer, dtype=np.float32, meta=meta, name=name).persist()
             distributed.wait(y)
             return y
 
