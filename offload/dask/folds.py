@@ -26,7 +26,7 @@ import numpy as np
 
 from offload.acc.fold import NO_Z, Fold
 from offload.dask.errors import DaskUnsupported
-from offload.dask.producers import Producer
+from offload.dask.producers import Producer, block_of, producer_functions
 from offload.dask.runtime import (
     Runner,
     block_source,
@@ -57,15 +57,14 @@ class FoldJob:
     """An element-wise tree over the blocks, fused into the fold (``producers``)."""
 
     def functions(self) -> tuple[object, ...]:
-        return (self.f, *(self.producer.functions() if self.producer else ()))
+        return (self.f, *producer_functions(self.producer))
 
 
 def fold_block(job: FoldJob, *blocks: Any) -> tuple[Any, ...]:
     """The fold of each row of one block (a worker task)."""
     job = canonical(job)
     n = int(blocks[0].shape[-1])
-    src = job.producer.source(blocks) if job.producer else block_source(blocks)
-    return job.runner.run(Fold(job.f, job.z, src, n))
+    return job.runner.run(Fold(job.f, job.z, block_of(job.producer, blocks), n))
 
 
 def fold_partials(job: FoldJob, parts: list[tuple[Any, ...]]) -> tuple[Any, ...]:
@@ -118,7 +117,7 @@ def fold_tree(
     x = comps[0]
     dtypes = fold_dtypes(f, z, tuple(np.dtype(c.dtype) for c in comps), x.ndim, producer)
     tasks = Tasks("fold", comps)
-    sources = collect(f, *(producer.functions() if producer else ()))
+    sources = collect(f, *producer_functions(producer))
     job = FoldJob(job_token("fold", f, z, runner, producer), f, z, runner, sources, producer)
     combine = FoldJob(job_token("fold-combine", f, runner), f, NO_Z, runner, sources)
     inner = x.chunks[-1]

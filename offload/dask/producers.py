@@ -1,18 +1,21 @@
-"""Element-wise producers fused into a fold's block tasks.
+"""Element-wise producers fused into a collective's block tasks (folds, scans, segmented
+folds and scans).
 
 ``fold_all(add, 0, zip_with(mul, x, y))`` over Dask arrays should read ``x`` and ``y``
 once, as it does on one device, not write ``x * y`` to a Dask array and read that back.
-Where a fold's source is an *element-wise* tree over arrays of one shape -- ``map``,
+Where a collective's source is an *element-wise* tree over arrays of one shape -- ``map``,
 ``zip_with``, tuples of arrays (``Zip``) and plain arrays, nothing that moves an index --
-block ``k`` of the source is that tree over block ``k`` of each array. So the fold's
-tasks take the arrays' blocks and each computes the fold of the tree over them: the
-producer fuses into the fold's kernel, on the worker.
+block ``k`` of the source is that tree over block ``k`` of each array. So the
+collective's tasks take the arrays' blocks and each computes the collective of the tree
+over them: the producer fuses into the collective's kernel, on the worker. (Stencils
+are not fused: a constant boundary is a value of the producer's result, not of its
+arrays.)
 
 The tree travels as a template: each array replaced by a ``Slot`` (its position among
 the tree's distinct arrays, found in a fixed walk), rebuilt over a task's blocks. A tree
 that moves indices (``backpermute``, ``slice``, a ``from_function`` that reads at
 offsets), reads a Dask array from a function, or has no function at all keeps the
-element path (its blocks computed, then folded).
+element path (its blocks computed, then the collective).
 """
 
 from __future__ import annotations
@@ -25,7 +28,7 @@ from typing import Any
 import numpy as np
 
 from offload.acc.nodes import Leaf, Zip
-from offload.dask.runtime import is_dask, stand_in_arrays
+from offload.dask.runtime import block_source, is_dask, stand_in_arrays
 from offload.dask.sources import captured
 from offload.delayed import Map, ZipWith
 from offload.frontend.nodes import ArrayNode
@@ -61,6 +64,24 @@ class Producer:
             tuple(np.dtype(a.dtype) for a in arrays), (2,) * int(arrays[0].ndim)
         )
         return tuple(self.source(probe).dtypes)
+
+
+def block_of(producer: Producer | None, blocks: Sequence[Any]) -> Any:
+    """A collective's source over one block: the producer's tree over the blocks of its
+    arrays, or (no producer) the blocks of the source's components."""
+    return producer.source(blocks) if producer is not None else block_source(tuple(blocks))
+
+
+def source_dtypes(comps: Sequence[Any], producer: Producer | None) -> tuple[np.dtype[Any], ...]:
+    """The dtypes of a collective's source: the producer's results over arrays ``comps``,
+    or (no producer) the components' own."""
+    if producer is not None:
+        return producer.dtypes(comps)
+    return tuple(np.dtype(c.dtype) for c in comps)
+
+
+def producer_functions(producer: Producer | None) -> tuple[object, ...]:
+    return producer.functions() if producer is not None else ()
 
 
 def elementwise(src: object) -> tuple[Producer, list[Any]] | None:

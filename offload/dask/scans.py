@@ -25,6 +25,7 @@ from offload.acc.fold import NO_Z, Fold
 from offload.acc.nodes import ALL, extend
 from offload.acc.scan import Scan
 from offload.acc.skeletons.operands import combine_for, neutral
+from offload.dask.producers import Producer, block_of, producer_functions, source_dtypes
 from offload.dask.runtime import Runner, block_source, canonical, job_token, xp_of
 from offload.dask.sources import Sources, collect
 from offload.dask.tasks import Key, Static, Tasks, block_key, grid
@@ -52,9 +53,11 @@ class ScanJob:
     dtypes: tuple[str, ...]
     runner: Runner
     sources: Sources
+    producer: Producer | None = None
+    """An element-wise tree over the blocks, fused into the scan (``producers``)."""
 
     def functions(self) -> tuple[object, ...]:
-        return (self.f,)
+        return (self.f, *producer_functions(self.producer))
 
     def zs(self) -> list[Any]:
         return neutral(self.z, tuple(np.dtype(d) for d in self.dtypes), self.name)
@@ -78,14 +81,16 @@ def scan_start(job: ScanJob, from_z: bool, *blocks: Any) -> Piece:
     extra element included) or from its first element (a worker task)."""
     job = canonical(job)
     z = job.z if from_z else None
-    outs = job.runner.run(Scan(job.f, z, block_source(blocks), right=job.right, name=job.name))
+    src = block_of(job.producer, blocks)
+    outs = job.runner.run(Scan(job.f, z, src, right=job.right, name=job.name))
     return outs, _edge(job, outs)
 
 
 def scan_block(job: ScanJob, *blocks: Any) -> Piece:
     """A block's inclusive scan on its own (a worker task)."""
     job = canonical(job)
-    outs = job.runner.run(Scan(job.f, None, block_source(blocks), right=job.right, name=job.name))
+    src = block_of(job.producer, blocks)
+    outs = job.runner.run(Scan(job.f, None, src, right=job.right, name=job.name))
     return outs, _edge(job, outs)
 
 
@@ -140,20 +145,22 @@ def scan_tree(
     comps: Sequence[Any],
     node: Scan,
     runner: Runner,
+    producer: Producer | None = None,
 ) -> list[Any]:
     """``node`` (a scan without segments) of the Dask arrays ``comps`` (the components of
     its source, chunked alike), ``z`` included and not split off (``scanl_total``'s parts
-    are sliced from it): one Dask array per component."""
+    are sliced from it): one Dask array per component. With a ``producer``, ``comps``
+    are its arrays and the scan reads the tree over them."""
     x = comps[0]
-    dtypes = tuple(np.dtype(c.dtype) for c in comps)
+    dtypes = source_dtypes(comps, producer)
     combine_for(node.f, dtypes, f"{node.name}'s combine function")  # errors here, located
     if node.z is not None:
         neutral(node.z, dtypes, node.name)
     tasks = Tasks(node.name, comps)
     names = tuple(d.str for d in dtypes)
-    sources = collect(node.f)
-    token = job_token("scan", node.f, node.z, node.right, node.name, names, runner)
-    job = ScanJob(token, node.f, node.z, node.right, node.name, names, runner, sources)
+    sources = collect(node.f, *producer_functions(producer))
+    token = job_token("scan", node.f, node.z, node.right, node.name, names, runner, producer)
+    job = ScanJob(token, node.f, node.z, node.right, node.name, names, runner, sources, producer)
     inner = x.chunks[-1]
     m = len(inner)
     start = m - 1 if node.right else 0

@@ -37,7 +37,7 @@ from offload.dask.errors import DaskUnsupported
 from offload.dask.filters import cast_tree, filter_tree, unknown_sizes
 from offload.dask.folds import fold_all_tree, fold_tree
 from offload.dask.permutes import permute_tree
-from offload.dask.producers import elementwise
+from offload.dask.producers import Producer, elementwise
 from offload.dask.runtime import Runner, is_dask
 from offload.dask.scans import scan_tree
 from offload.dask.segments import check_lengths, seg_tree
@@ -114,7 +114,8 @@ class DaskScheduler:
             return self.fold(node, srcs["a"])
         if isinstance(node, FoldSeg):
             lengths = np.diff(np.asarray(srcs["offsets"]))
-            return seg_tree(self.components(srcs["a"]), lengths, node, self.runner)
+            comps, producer = self.sourced(srcs["a"])
+            return seg_tree(comps, lengths, node, self.runner, producer)
         if isinstance(node, Stencil):
             return stencil_tree(self.components(srcs["a"]), node, self.runner)
         if isinstance(node, Scan):
@@ -138,23 +139,23 @@ class DaskScheduler:
         """A fold's tree; an element-wise source is fused into its tasks (``producers``)."""
         every = self.split_every
         if isinstance(a, Reshape) and len(a.shape) == 1:  # fold_all (a row-major flatten)
-            fused = elementwise(a.x)
-            if fused is not None and len(a.x.shape) >= 1:
-                producer, arrays = fused
-                comps = self.aligned([self.components(x)[0] for x in arrays])
-                return fold_all_tree(comps, node.f, node.z, self.runner, every, producer=producer)
-            comps = self.components(a.x)
+            comps, producer = self.sourced(a.x)
             if comps[0].ndim >= 1:
-                return fold_all_tree(comps, node.f, node.z, self.runner, every)
-        fused = elementwise(a)
-        if fused is not None:
-            producer, arrays = fused
-            comps = self.aligned([self.components(x)[0] for x in arrays])
-            return fold_tree(comps, node.f, node.z, self.runner, every, producer=producer)
-        return fold_tree(self.components(a), node.f, node.z, self.runner, every)
+                return fold_all_tree(comps, node.f, node.z, self.runner, every, producer=producer)
+        comps, producer = self.sourced(a)
+        return fold_tree(comps, node.f, node.z, self.runner, every, producer=producer)
+
+    def sourced(self, src: object) -> tuple[list[Any], Producer | None]:
+        """A collective's source as Dask arrays: an element-wise tree's arrays with the
+        tree as their producer (fused into the collective's tasks), else ``components``."""
+        fused = elementwise(src)
+        if fused is None:
+            return self.components(src), None
+        producer, arrays = fused
+        return self.aligned([self.components(x)[0] for x in arrays]), producer
 
     def scan(self, node: Scan, srcs: dict[str, object]) -> list[Any]:
-        comps = self.components(srcs["a"])
+        comps, producer = self.sourced(srcs["a"])
         if node.seg is not None:
             seg = srcs["seg"]
             if isinstance(seg, ArrayNode):
@@ -164,8 +165,8 @@ class DaskScheduler:
                 )
             host = seg.compute() if is_dask(seg) else seg  # type: ignore[attr-defined]
             lengths = check_lengths(host, int(comps[0].shape[-1]), node.name)
-            return seg_tree(comps, lengths, node, self.runner)
-        out = scan_tree(comps, node, self.runner)
+            return seg_tree(comps, lengths, node, self.runner, producer)
+        out = scan_tree(comps, node, self.runner, producer)
         return Whole(out) if node.total else out
 
     def components(self, src: object) -> list[Any]:

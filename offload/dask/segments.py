@@ -22,7 +22,8 @@ import numpy as np
 from offload.acc.fold import FoldSeg
 from offload.acc.scan import Scan
 from offload.acc.skeletons.operands import combine_for, neutral
-from offload.dask.runtime import Runner, block_source, canonical, job_token, stand_ins
+from offload.dask.producers import Producer, block_of, producer_functions, source_dtypes
+from offload.dask.runtime import Runner, canonical, job_token, stand_ins
 from offload.dask.sources import Sources, collect
 from offload.dask.tasks import Key, Tasks, block_key, grid
 
@@ -42,15 +43,17 @@ class SegJob:
     """A scan's ``right`` flag and name, or ``None`` for a fold."""
     runner: Runner
     sources: Sources
+    producer: Producer | None = None
+    """An element-wise tree over the blocks, fused into the collective (``producers``)."""
 
     def functions(self) -> tuple[object, ...]:
-        return (self.f,)
+        return (self.f, *producer_functions(self.producer))
 
 
 def seg_block(job: SegJob, lengths: Lengths, *blocks: Any) -> tuple[Any, ...]:
     """The segments of one block folded (scanned) on the worker (a worker task)."""
     job = canonical(job)
-    src = block_source(blocks)
+    src = block_of(job.producer, blocks)
     if job.scan is None:
         offsets = np.zeros(lengths.size + 1, np.int64)
         np.cumsum(lengths, out=offsets[1:])
@@ -96,17 +99,20 @@ def seg_tree(
     lengths: Lengths,
     node: FoldSeg | Scan,
     runner: Runner,
+    producer: Producer | None = None,
 ) -> list[Any]:
     """A segmented fold or scan (``node``: its function, neutral element and flags; not
     its sources) of the innermost axis of the Dask arrays ``comps`` (the components of
     its source, chunked alike) in segments of ``lengths``: one Dask array per result
-    component."""
+    component. With a ``producer``, ``comps`` are its arrays and the collective reads
+    the tree over them."""
     f, z = node.f, node.z
     scan = node if isinstance(node, Scan) else None
     x = comps[0]
-    dtypes = tuple(np.dtype(c.dtype) for c in comps)
+    dtypes = source_dtypes(comps, producer)
     if scan is None:
-        out_dtypes = tuple(FoldSeg(f, z, stand_ins(dtypes, (2,)), np.array([0, 2])).dtypes)
+        probe = stand_ins(dtypes, (2,))
+        out_dtypes = tuple(FoldSeg(f, z, probe, np.array([0, 2])).dtypes)
     else:
         combine_for(f, dtypes, f"{scan.name}'s combine function")  # errors here, located
         if scan.z is not None:
@@ -119,7 +125,9 @@ def seg_tree(
         comps = [c.rechunk({x.ndim - 1: inner}) for c in comps]
     tasks = Tasks("seg", comps)
     flags = None if scan is None else (scan.right, scan.name)
-    job = SegJob(job_token("seg", f, z, flags, runner), f, z, flags, runner, collect(f))
+    token = job_token("seg", f, z, flags, runner, producer)
+    sources = collect(f, *producer_functions(producer))
+    job = SegJob(token, f, z, flags, runner, sources, producer)
     blocks: dict[tuple[int, ...], Key] = {}
     for rows in grid(comps[0].numblocks[:-1]):
         for j, seg in enumerate(per_block):

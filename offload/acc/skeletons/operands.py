@@ -8,6 +8,7 @@ a collective included) whose ``dtypes`` may be a tuple.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -16,6 +17,7 @@ import numpy as np
 from offload.acc.base import Context
 from offload.acc.combine import ScalarFunction, compile_combine
 from offload.diagnostics import OffloadError, TypeMismatch
+from offload.frontend.captures import is_array
 from offload.frontend.nodes import ArrayNode
 
 Dt = np.dtype[Any]
@@ -24,7 +26,13 @@ Dt = np.dtype[Any]
 def source_dtypes(a: object) -> tuple[Dt, ...]:
     """The leaf dtypes of source ``a``."""
     if isinstance(a, ArrayNode):
-        dts = a.dtypes  # type: ignore[attr-defined]
+        try:
+            dts = a.dtypes  # type: ignore[attr-defined]
+        except TypeMismatch:
+            typed = _typing_view(a)
+            if typed is a:
+                raise
+            dts = typed.dtypes  # type: ignore[attr-defined]
         return tuple(np.dtype(d) for d in dts)
     if isinstance(a, tuple | list):
         if not a:
@@ -34,6 +42,27 @@ def source_dtypes(a: object) -> tuple[Dt, ...]:
     if dt is None:
         raise TypeError(f"expected an array or a delayed array, not {type(a).__name__}")
     return (np.dtype(dt),)
+
+
+def _typing_view(node: object) -> object:
+    """``node`` with every leaf offload cannot read itself but that has a ``shape`` and a
+    ``dtype`` (a Dask array: ``offload.dask`` computes such trees block by block) replaced
+    by a NumPy stand-in of that shape and dtype over one element, for the dtypes alone;
+    ``node`` itself where there is none. Computing such a tree directly still fails in
+    the lowering, located."""
+    if not isinstance(node, ArrayNode):
+        if is_array(node) or not (hasattr(node, "shape") and hasattr(node, "dtype")):
+            return node
+        return np.broadcast_to(np.zeros((), dtype=node.dtype), tuple(node.shape))  # type: ignore[attr-defined]
+    changed = {}
+    for attr, src in node.sources():
+        new = _typing_view(src)
+        if new is not src:
+            changed[attr] = new
+    if not changed or not dataclasses.is_dataclass(node):
+        return node
+    rebuilt: object = dataclasses.replace(node, **changed)  # type: ignore[type-var]
+    return rebuilt
 
 
 def source_shape(a: object) -> tuple[int, ...]:

@@ -1,6 +1,6 @@
-"""A fold over Dask arrays whose source is element-wise (maps and zip_withs of arrays of one
-shape) reads the arrays' blocks in its own tasks: no block of the producer is computed
-apart (``offload.dask.producers``). The results equal compute_s of the same node bit for
+"""A fold, scan or segmented fold or scan over Dask arrays whose source is element-wise (maps
+and zip_withs of arrays of one shape) reads the arrays' blocks in its own tasks: no block
+of the producer is computed apart (``offload.dask.producers``). The results equal compute_s of the same node bit for
 bit; a source that moves indices, or whose function reads a Dask array, keeps the
 element path and gives the same bits."""
 
@@ -94,13 +94,37 @@ CASES = {
 }
 
 
+SEG = np.array([4, 0, 19])
+
+CASES.update(
+    {
+        "scanl of a map": (lambda x, y: ol.scanl(add, 0, ol.map(square, x)), False),
+        "scanl1 of a zip_with": (lambda x, y: ol.scanl1(add, ol.zip_with(mul, x, y)), False),
+        "scanr1 of a map (max)": (lambda x, y: ol.scanr1(bigger, ol.map(square, x)), False),
+        "scanl_total of a zip_with": (
+            lambda x, y: ol.scanl_total(add, 0, ol.zip_with(mul, x, y))[0],
+            False,
+        ),
+        "fold_seg of a zip_with": (
+            lambda x, y: ol.fold_seg(add, 0, ol.zip_with(mul, x, y), SEG),
+            False,
+        ),
+        "scanl_seg of a map": (lambda x, y: ol.scanl_seg(add, 0, ol.map(square, x), SEG), False),
+        "scanl1_seg of a tuple map": (
+            lambda x, y: ol.scanl1_seg(min_max, ol.map(both, x), SEG),
+            False,
+        ),
+    }
+)
+
+
 @pytest.mark.parametrize("make", [m for m, _ in CASES.values()], ids=CASES.keys())
 @pytest.mark.parametrize(
     "chunks",
     [(UNEVEN, UNEVEN), (UNEVEN, ((7,), (12, 11))), (((7,), (23,)), ((2, 5), (23,)))],
     ids=["alike", "y chunked otherwise", "rows only"],
 )
-def test_element_wise_sources_fuse_into_the_fold_and_give_compute_s_bits(make, chunks):
+def test_element_wise_sources_fuse_into_the_collective_and_give_compute_s_bits(make, chunks):
     run(make, [IN, IN2], chunks)
 
 
@@ -166,7 +190,7 @@ def test_a_rejected_map_is_a_located_error_at_graph_build():
 
     with pytest.raises(ol.OffloadError) as err:
         old.compute(ol.fold_all(add, 0, ol.map(bad, x)))
-    assert "test_dask_fold_fusion.py" in str(err.value)
+    assert "test_dask_fusion.py" in str(err.value)
 
 
 @pytest.mark.filterwarnings("ignore::DeprecationWarning")
@@ -212,3 +236,15 @@ def test_a_second_graph_of_the_same_fold_reuses_the_workers_jobs(cluster_client)
     again = cluster_client.compute(dot(), sync=True)  # a new lambda of the same code
     assert jobs() == after_one
     assert np.asarray(first).tobytes() == np.asarray(again).tobytes()
+
+
+def test_a_collective_of_an_element_tree_over_dask_arrays_builds_but_only_dask_computes_it():
+    """The node's dtypes come from stand-ins of the Dask arrays (so the scan's checks run
+    when it is built); compute_s cannot read a Dask array and says so."""
+    x = da.from_array(IN, chunks=UNEVEN)
+    node = ol.scanl(add, 0, ol.map(square, x))
+    assert node.dtypes == (np.dtype(np.int64),)
+    with pytest.raises(ol.OffloadError, match="must be an array"):
+        ol.compute_s(node)
+    with pytest.raises(TypeError):
+        ol.scanl(add, 0.5j, ol.map(square, x))  # the neutral element is checked at build
