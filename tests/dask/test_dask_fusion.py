@@ -1,8 +1,8 @@
-"""A fold, scan or segmented fold or scan over Dask arrays whose source is element-wise (maps
-and zip_withs of arrays of one shape) reads the arrays' blocks in its own tasks: no block
-of the producer is computed apart (``offload.dask.producers``). The results equal compute_s of the same node bit for
-bit; a source that moves indices, or whose function reads a Dask array, keeps the
-element path and gives the same bits."""
+"""A fold, scan or segmented fold or scan over Dask arrays whose source is element-wise
+(maps and zip_withs of arrays of one shape) reads the arrays' blocks in its own tasks: no
+block of the producer is computed apart (``offload.dask.producers``). The results equal
+compute_s of the same node bit for bit; a source that moves indices, or whose function
+reads a Dask array, keeps the element path and gives the same bits."""
 
 from __future__ import annotations
 
