@@ -248,3 +248,18 @@ def test_a_collective_of_an_element_tree_over_dask_arrays_builds_but_only_dask_c
         ol.compute_s(node)
     with pytest.raises(TypeError):
         ol.scanl(add, 0.5j, ol.map(square, x))  # the neutral element is checked at build
+
+
+def _bin(i):
+    return ol.IGNORE if i % 5 == 4 else i % 3
+
+
+def test_a_permute_and_a_filter_of_an_element_tree_over_dask_arrays():
+    v = IN[0]
+    for make in (
+        lambda a: ol.permute(add, np.zeros(3, np.int64), _bin, ol.map(square, a)),
+        lambda a: ol.filter(lambda t: t > 100, ol.map(square, a)),
+    ):
+        y = old.compute(make(da.from_array(v, chunks=((5, 0, 7, 1, 10),))))
+        with dask.config.set(scheduler="threads"):
+            same_bits(y.compute(), ol.compute_s(make(v)))
