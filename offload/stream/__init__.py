@@ -17,9 +17,10 @@ NumPy arrays, equal bit for bit to the unstreamed ones.
 reduced on the device, into the partials of the unstreamed reduction tree, with the same
 bits (``offload.stream.collectives``); so do the scans (``offload.stream.scans``: a
 vector's through the unstreamed reduce-then-scan tree, in two passes), ``permute``,
-``scatter`` and ``filter`` (``offload.stream.reorder``). Other trees holding collectives
-are not streamed (``StreamUnsupported`` where they exceed the limit; ``offload.stream.trees``
-says which is which).
+``scatter`` and ``filter`` (``offload.stream.reorder``). A sequence of arrays -- a file
+read a block at a time -- is folded by ``fold_seq`` (``offload.stream.sequence``). Other
+trees holding collectives are not streamed (``StreamUnsupported`` where they exceed the
+limit; ``offload.stream.trees`` says which is which).
 
 ``compute_g`` streams by itself (``maybe_stream``, ``compute_tree``) where
 ``ol.config.device_memory_limit`` is set and the inputs and results exceed it, and where
@@ -39,14 +40,15 @@ from offload.acc.graph import needs_scheduler
 from offload.config import config
 from offload.delayed import Delayed
 from offload.diagnostics import OffloadError
+from offload.runtime.staging import PINNED
 from offload.stream import compiled as cache
 from offload.stream import trees
 from offload.stream.calls import Prepared, execute, plan_of, prepare, run
 from offload.stream.collectives import StreamUnsupported
 from offload.stream.device import device_backend, device_budget, stream_backend_name
-from offload.runtime.staging import PINNED
 from offload.stream.fold import SPLIT_EVERY, BlockFold, SequentialFold, combine_tree
 from offload.stream.plan import DoesNotFit, Plan
+from offload.stream.sequence import fold_seq
 from offload.targets import split_target
 
 __all__ = [
@@ -60,6 +62,7 @@ __all__ = [
     "device_backend",
     "device_budget",
     "fold_all",
+    "fold_seq",
     "maybe_stream",
     "plan",
     "prepare",

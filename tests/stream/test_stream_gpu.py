@@ -131,3 +131,19 @@ def test_a_streamed_fold_on_the_gpu_combines_device_partials_in_the_fixed_tree()
     partials = [fold.partial(values[c.block[0][0] : c.block[0][1]]) for c in plan.chunks]
     assert len(partials) > 4
     assert got == stream.combine_tree(fold, partials)
+
+
+def test_fold_seq_on_the_gpu_equals_compute_s_for_integers_and_keeps_its_bits():
+    def add(a, b):
+        return a + b
+
+    rng = np.random.default_rng(4)
+    items = [rng.integers(-1000, 1000, n) for n in (3, 1 << 20, 5000)]
+    whole = np.concatenate(items)
+    got = stream.fold_seq(add, 0, items, each=lambda a: ol.map(lambda v: v * 3, a))
+    want = ol.compute_s(ol.fold_all(add, 0, ol.map(lambda v: v * 3, whole)))
+    assert isinstance(got, np.ndarray) and got.tobytes() == want.tobytes()
+    floats = [rng.random(n) for n in (1 << 22, 17)]  # the first is staged (32 MiB)
+    first = stream.fold_seq(add, 0.0, floats)
+    assert stream.fold_seq(add, 0.0, floats).tobytes() == first.tobytes()
+    assert abs(float(first) - sum(float(f.sum()) for f in floats)) < 1e-6 * float(first)
