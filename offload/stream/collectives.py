@@ -154,8 +154,9 @@ def unsupported(why: str) -> StreamUnsupported:
     return StreamUnsupported.at(  # type: ignore[return-value]
         f"streaming does not cover this tree: {why}",
         None,
-        hint=f"{COVERED}; compute it in parts that fit, raise ol.config.device_memory_limit, "
-        "or use offload.dask",
+        hint=f"{COVERED}; compute it in parts that fit (a fold_all of any element tree: "
+        "ol.stream.fold_seq over slices of the host arrays), raise "
+        "ol.config.device_memory_limit, or use offload.dask",
     )
 
 
