@@ -263,3 +263,23 @@ def test_a_permute_and_a_filter_of_an_element_tree_over_dask_arrays():
         y = old.compute(make(da.from_array(v, chunks=((5, 0, 7, 1, 10),))))
         with dask.config.set(scheduler="threads"):
             same_bits(y.compute(), ol.compute_s(make(v)))
+
+
+def test_a_token_sees_the_contents_of_captured_arrays():
+    from offload.dask.runtime import Runner, job_token
+
+    runner = Runner.for_target("s")
+    table = np.arange(1000.0)
+
+    def shifted(a, b):
+        return a + b + table[3]
+
+    before = job_token("fold", shifted, 0.0, runner)
+    assert job_token("fold", shifted, 0.0, runner) == before
+    table[3] = -1.0  # changed in place: a worker must not reuse the old job
+    assert job_token("fold", shifted, 0.0, runner) != before
+    strided = np.arange(20.0)[::2]  # (pickled in band)
+    first = job_token("v", strided)
+    assert job_token("v", strided) == first
+    strided[1] = 7.5
+    assert job_token("v", strided) != first
