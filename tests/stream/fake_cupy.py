@@ -1,4 +1,5 @@
-"""A stand-in for the few CuPy calls of ``offload.stream.execute.run_gpu``, over host memory,
+"""A stand-in for the few CuPy calls of ``offload.stream.execute.run_gpu`` and
+``offload.runtime.staging.to_device``, over host memory,
 with CUDA's ordering: every copy and launch queued on a stream runs only when an event
 recorded after it (or the stream) is synchronised. A pipeline that read a result, or
 reused a staging buffer, before the work writing or reading it had run would see stale
@@ -75,10 +76,35 @@ class Deferred:
         stream.queue.append(lambda: self.kernel.launch(shape, outs, captures))
 
 
-def _empty(count: int, dtype: Any) -> DevArray:
+def _empty(shape: Any, dtype: Any) -> DevArray:
     """Uninitialised device memory: filled with a byte pattern no result has."""
+    dims = (shape,) if isinstance(shape, int | np.integer) else tuple(shape)
+    count = int(np.prod(dims, dtype=np.int64))
     raw = np.full(count * np.dtype(dtype).itemsize, 0xAB, np.uint8)
-    return raw.view(np.dtype(dtype)).view(DevArray)
+    return raw.view(np.dtype(dtype)).reshape(dims).view(DevArray)
+
+
+class Event:
+    """A CUDA event: ``eventRecord`` marks the end of a stream's queue so far, and
+    ``synchronize`` runs the stream's work up to that mark."""
+
+    by_ptr: dict[int, Event] = {}
+    _ids = itertools.count(1)
+
+    def __init__(self, block: bool = False, disable_timing: bool = False) -> None:
+        self.ptr = next(self._ids)
+        self.mark: tuple[Stream, int] | None = None
+        Event.by_ptr[self.ptr] = self
+
+    def synchronize(self) -> None:
+        if self.mark is not None:
+            stream, mark = self.mark
+            stream.run_until(mark)
+
+
+def _event_record(event: int, stream: int) -> None:
+    s = Stream.by_ptr[stream]
+    Event.by_ptr[event].mark = (s, len(s.queue))
 
 
 def _asarray(x: Any) -> DevArray:
@@ -97,7 +123,8 @@ cp = SimpleNamespace(
         MemoryPool=_pool,
         using_allocator=lambda malloc: contextlib.nullcontext(),
         alloc_pinned_memory=lambda n: bytearray(b"\xcd" * n),
-        runtime=SimpleNamespace(memcpyAsync=_memcpy_async),
+        Event=Event,
+        runtime=SimpleNamespace(memcpyAsync=_memcpy_async, eventRecord=_event_record),
     ),
 )
 """The module-like object ``run_gpu`` takes as ``cp``."""
