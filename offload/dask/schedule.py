@@ -152,7 +152,15 @@ class DaskScheduler:
         if fused is None:
             return self.components(src), None
         producer, arrays = fused
-        return self.aligned([self.components(x)[0] for x in arrays]), producer
+        # Chunked as the first Dask array among them: a NumPy array is cut to match (not
+        # the user's Dask array rechunked to NumPy's automatic chunks).
+        ref = next((x for x in arrays if is_dask(x)), None)
+        if ref is None:
+            return self.aligned([self.components(x)[0] for x in arrays]), producer
+        import dask.array as da
+
+        comps = [x if is_dask(x) else da.from_array(x, chunks=ref.chunks) for x in arrays]
+        return self.aligned([ref, *comps])[1:], producer
 
     def scan(self, node: Scan, srcs: dict[str, object]) -> list[Any]:
         comps, producer = self.sourced(srcs["a"])

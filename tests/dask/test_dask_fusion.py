@@ -130,10 +130,15 @@ def test_element_wise_sources_fuse_into_the_collective_and_give_compute_s_bits(m
 
 def test_a_numpy_array_beside_a_dask_array_is_fused_too():
     x = da.from_array(IN, chunks=UNEVEN)
-    y = old.compute(ol.fold_all(add, 0, ol.zip_with(mul, x, IN2)))
-    assert not element_blocks(y)
-    with dask.config.set(scheduler="threads"):
-        same_bits(y.compute(), ol.compute_s(ol.fold_all(add, 0, ol.zip_with(mul, IN, IN2))))
+    for node, want in (
+        (ol.zip_with(mul, x, IN2), ol.zip_with(mul, IN, IN2)),
+        (ol.zip_with(mul, IN2, x), ol.zip_with(mul, IN2, IN)),  # NumPy first
+    ):
+        y = old.compute(ol.fold_all(add, 0, node))
+        assert not element_blocks(y)
+        assert not [k for k in keys(y) if "rechunk" in k]  # the NumPy array follows x
+        with dask.config.set(scheduler="threads"):
+            same_bits(y.compute(), ol.compute_s(ol.fold_all(add, 0, want)))
 
 
 def test_float_folds_are_the_same_bits_as_the_unfused_tree():
