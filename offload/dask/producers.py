@@ -1,5 +1,5 @@
 """Element-wise producers fused into a collective's block tasks (folds, scans, segmented
-folds and scans).
+folds and scans, stencils).
 
 ``fold_all(add, 0, zip_with(mul, x, y))`` over Dask arrays should read ``x`` and ``y``
 once, as it does on one device, not write ``x * y`` to a Dask array and read that back.
@@ -7,9 +7,9 @@ Where a collective's source is an *element-wise* tree over arrays of one shape -
 ``zip_with``, tuples of arrays (``Zip``) and plain arrays, nothing that moves an index --
 block ``k`` of the source is that tree over block ``k`` of each array. So the
 collective's tasks take the arrays' blocks and each computes the collective of the tree
-over them: the producer fuses into the collective's kernel, on the worker. (Stencils
-are not fused: a constant boundary is a value of the producer's result, not of its
-arrays.)
+over them: the producer fuses into the collective's kernel, on the worker. (A
+stencil's blocks get their halos from the arrays' neighbouring blocks, which for an
+element-wise tree are the tree's halos; its boundary rule applies to the tree's values.)
 
 The tree travels as a template: each array replaced by a ``Slot`` (its position among
 the tree's distinct arrays, found in a fixed walk), rebuilt over a task's blocks. A tree

@@ -117,7 +117,8 @@ class DaskScheduler:
             comps, producer = self.sourced(srcs["a"])
             return seg_tree(comps, lengths, node, self.runner, producer)
         if isinstance(node, Stencil):
-            return stencil_tree(self.components(srcs["a"]), node, self.runner)
+            comps, producer = self.sourced(srcs["a"])
+            return stencil_tree(comps, node, self.runner, producer)
         if isinstance(node, Scan):
             return self.scan(node, srcs)
         if isinstance(node, Part):

@@ -26,6 +26,7 @@ import numpy as np
 from offload.acc.stencil import Stencil, stencil
 from offload.config import config
 from offload.dask.errors import DaskUnsupported
+from offload.dask.producers import Producer, block_of, producer_functions, source_dtypes
 from offload.dask.runtime import (
     Runner,
     block_source,
@@ -109,28 +110,35 @@ class StencilJob:
     boundary: object
     runner: Runner
     sources: Sources
+    producer: Producer | None = None
+    """An element-wise tree over the blocks, fused into the stencil (``producers``)."""
 
     def functions(self) -> tuple[object, ...]:
-        return (self.fn,)
+        return (self.fn, *producer_functions(self.producer))
 
 
 def stencil_block(job: StencilJob, trim: Static, *blocks: Any) -> tuple[Any, ...]:
     """The stencil over one block with its halo, cut back to the block: ``trim`` holds
     the halo's width below and above per axis (a worker task)."""
     job = canonical(job)
-    out = job.runner.run(stencil(job.fn, block_source(blocks), job.boundary))  # type: ignore[arg-type]
+    src = block_of(job.producer, blocks)
+    out = job.runner.run(stencil(job.fn, src, job.boundary))  # type: ignore[arg-type]
     cut = tuple(slice(a, n - b) for (a, b), n in zip(trim.value, out[0].shape, strict=True))
     return tuple(o[cut] for o in out)
 
 
-def stencil_tree(comps: Sequence[Any], node: Stencil, runner: Runner) -> list[Any]:
+def stencil_tree(
+    comps: Sequence[Any], node: Stencil, runner: Runner, producer: Producer | None = None
+) -> list[Any]:
     """``node`` over the Dask arrays ``comps`` (the components of its source, chunked
-    alike): one Dask array per result component."""
+    alike): one Dask array per result component. With a ``producer``, ``comps`` are its
+    arrays (their halos are its halos: it is element-wise) and the stencil reads the tree
+    over them; the boundary rule applies to the tree's values, as on the whole array."""
     import dask.array as da_module
 
     da: Any = da_module
     x = comps[0]
-    dtypes = tuple(np.dtype(c.dtype) for c in comps)
+    dtypes = source_dtypes(comps, producer)
     out_dtypes = tuple(stencil(node.fn, stand_ins(dtypes, (2,) * x.ndim), node.boundary).dtypes)  # type: ignore[arg-type]
     reach = depth(node, dtypes)
     wrap = node.boundary == "wrap"
@@ -152,11 +160,12 @@ def stencil_tree(comps: Sequence[Any], node: Stencil, runner: Runner) -> list[An
     base = comps[0]
     tasks = Tasks("stencil", extended)
     job = StencilJob(
-        job_token("stencil", node.fn, node.boundary, runner),
+        job_token("stencil", node.fn, node.boundary, runner, producer),
         node.fn,
         node.boundary,
         runner,
-        collect(node.fn),
+        collect(node.fn, *producer_functions(producer)),
+        producer,
     )
     blocks: dict[tuple[int, ...], Key] = {}
     for at in grid(base.numblocks):

@@ -118,6 +118,17 @@ CASES.update(
 )
 
 
+def blur(get):
+    return get(-1, 0) * 0.25 + get(0, 0) * 0.5 + get(1, 1) * 0.25
+
+
+for _b in ("clamp", "mirror", "wrap", ol.constant(-1.5)):
+    CASES[f"stencil of a zip_with ({_b})"] = (
+        lambda x, y, b=_b: ol.stencil(blur, ol.zip_with(lambda a, c: a * 0.5 - c, x, y), b),
+        False,
+    )
+
+
 @pytest.mark.parametrize("make", [m for m, _ in CASES.values()], ids=CASES.keys())
 @pytest.mark.parametrize(
     "chunks",
