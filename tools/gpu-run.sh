@@ -32,6 +32,14 @@
 #   fuzz      the differential fuzzer on the real GPU (tools/fuzz.py: interp and compute_g)
 #   cccl      cuda.compute (CUB) against offload's fold_all/scanl1/fold_seg (benchmarks/lab/cccl_peers.py)
 #   stream    streaming on one GPU (benchmarks/lab/stream_bench.py; STREAM_ARGS)
+#   dask      weak scaling through dask-cuda, a worker per GPU, against Dask's CuPy code
+#             (benchmarks/lab/dask_scaling.py; DASK_ARGS, e.g. "--workers 1,2,4 --host";
+#             needs their wheels in .whl: once, from the project's root,
+#             EXTRA="dask==2026.8.0 distributed==2026.8.0 dask-cuda==26.10.0 locket partd
+#             tblib tornado zict" bash ../shared/gpu/fetch-wheels.sh; rm .whl/numpy-*
+#             (the machine's own numpy 2.5 works: offload.ptx.numba_compat))
+#   staging   host arrays into device mode, staged against one pageable copy
+#             (benchmarks/lab/stage_probe.py; STAGING_ARGS)
 #   system-numpy  the gpu lane's semantics tests and the quick blackscholes on the machine's
 #             own numpy (2.5 there: no carried wheel; offload.ptx.numba_compat)
 #   base-A base-B base-C base-D base-overhead base-quick base-acc
@@ -97,6 +105,13 @@ for arg in "$@"; do
     stream)
       timeout "$limit" python3 -m benchmarks.lab.stream_bench --json "$RUN/stream.json" ${STREAM_ARGS:-} > "$RUN/stream.log" 2>&1 || status=1
       summary+=("$(tail -n 25 "$RUN/stream.log")") ;;
+    dask)
+      # every GPU of the machine: DASK_ARGS, e.g. "--workers 1,2,4 --host"
+      timeout "$limit" python3 -m benchmarks.lab.dask_scaling --json "$RUN/dask.json" ${DASK_ARGS:-} > "$RUN/dask.log" 2>&1 || status=1
+      summary+=("$(grep -v -i warn "$RUN/dask.log" | tail -n 6)") ;;
+    staging)
+      timeout "$limit" python3 -m benchmarks.lab.stage_probe ${STAGING_ARGS:-} > "$RUN/staging.log" 2>&1 || status=1
+      summary+=("$(grep -v -i deprecat "$RUN/staging.log" | tail -n 12)") ;;
     fuzz)
       timeout "$limit" python3 tools/fuzz.py --budget $(( limit - 30 )) --seed ${FUZZ_SEED:-800000} --targets interp,compute_g --out "$RUN/fuzz" > "$RUN/fuzz.log" 2>&1 || status=1
       summary+=("$(tail -n 12 "$RUN/fuzz.log")") ;;
