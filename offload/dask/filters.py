@@ -19,6 +19,7 @@ import numpy as np
 
 from offload.acc.combine import compile_combine
 from offload.acc.filter import Filter
+from offload.dask.producers import Producer, block_of, producer_functions, source_dtypes
 from offload.dask.runtime import Runner, block_source, canonical, job_token
 from offload.dask.sources import Sources, collect
 from offload.dask.tasks import Key, Tasks, block_key
@@ -33,28 +34,35 @@ class FilterJob:
     pred: Callable[..., Any]
     runner: Runner
     sources: Sources
+    producer: Producer | None = None
+    """An element-wise tree over the blocks, fused into the filter (``producers``)."""
 
     def functions(self) -> tuple[object, ...]:
-        return (self.pred,)
+        return (self.pred, *producer_functions(self.producer))
 
 
 def filter_block(job: FilterJob, *blocks: Any) -> tuple[Any, ...]:
     """One block's elements where the predicate holds, in order (a worker task)."""
     job = canonical(job)
-    return job.runner.run(Filter(job.pred, block_source(blocks)))
+    return job.runner.run(Filter(job.pred, block_of(job.producer, blocks)))
 
 
-def filter_tree(comps: Sequence[Any], node: Filter, runner: Runner) -> list[Any]:
+def filter_tree(
+    comps: Sequence[Any], node: Filter, runner: Runner, producer: Producer | None = None
+) -> list[Any]:
     """``node``'s predicate over the 1-D Dask arrays ``comps`` (the components of its
-    source, chunked alike): one Dask array per component, of unknown chunk sizes."""
+    source, chunked alike): one Dask array per component, of unknown chunk sizes. With a
+    ``producer``, ``comps`` are its arrays and the filter keeps values of the tree."""
     x = comps[0]
-    dtypes = tuple(np.dtype(c.dtype) for c in comps)
+    dtypes = source_dtypes(comps, producer)
     what = "filter's predicate"
     pf = compile_combine(node.pred, (dtypes,), "pred", what)  # errors here, located
     if len(pf.result_dtypes) != 1:
         raise TypeMismatch(f"{what} returns {len(pf.result_dtypes)} values, not one")
     tasks = Tasks("filter", comps)
-    job = FilterJob(job_token("filter", node.pred, runner), node.pred, runner, collect(node.pred))
+    token = job_token("filter", node.pred, runner, producer)
+    sources = collect(node.pred, *producer_functions(producer))
+    job = FilterJob(token, node.pred, runner, sources, producer)
     blocks: dict[tuple[int, ...], Key] = {}
     for j in range(x.numblocks[0]):
         keys = [block_key(c, (j,)) for c in comps]

@@ -1,5 +1,5 @@
 """Element-wise producers fused into a collective's block tasks (folds, scans, segmented
-folds and scans, stencils).
+folds and scans, stencils, filters; not permutes).
 
 ``fold_all(add, 0, zip_with(mul, x, y))`` over Dask arrays should read ``x`` and ``y``
 once, as it does on one device, not write ``x * y`` to a Dask array and read that back.

@@ -128,7 +128,8 @@ class DaskScheduler:
             to = self.components(srcs["to"])[0] if isinstance(node, Scatter) else None
             return permute_tree(a, defaults, node, self.runner, split_every=self.split_every, to=to)
         if isinstance(node, Filter):
-            return filter_tree(self.components(srcs["a"]), node, self.runner)
+            comps, producer = self.sourced(srcs["a"])
+            return filter_tree(comps, node, self.runner, producer)
         raise DaskUnsupported(
             f"offload.dask: {_what(node)} is not supported on Dask arrays yet (supported: "
             "fold, fold1, fold_all, fold_seg, the scans, stencil, permute, scatter, filter "

@@ -271,14 +271,26 @@ def _bin(i):
 
 
 def test_a_permute_and_a_filter_of_an_element_tree_over_dask_arrays():
+    """The filter reads the arrays' blocks in its own tasks; the permute computes its
+    source first."""
     v = IN[0]
-    for make in (
-        lambda a: ol.permute(add, np.zeros(3, np.int64), _bin, ol.map(square, a)),
-        lambda a: ol.filter(lambda t: t > 100, ol.map(square, a)),
+    for make, fused in (
+        (lambda a: ol.permute(add, np.zeros(3, np.int64), _bin, ol.map(square, a)), False),
+        (lambda a: ol.filter(lambda t: t > 100, ol.map(square, a)), True),
+        (lambda a: ol.filter(lambda t: t[0] > t[1], ol.zip_with(both2, a, a[::-1])), True),
     ):
         y = old.compute(make(da.from_array(v, chunks=((5, 0, 7, 1, 10),))))
+        ys = y if isinstance(y, tuple) else (y,)
+        assert all(bool(element_blocks(c)) != fused for c in ys)
         with dask.config.set(scheduler="threads"):
-            same_bits(y.compute(), ol.compute_s(make(v)))
+            got = dask.compute(*ys)
+        want = ol.compute_s(make(v))
+        for g, w in zip(got, want if isinstance(want, tuple) else (want,), strict=True):
+            same_bits(g, w)
+
+
+def both2(a, b):
+    return a, b
 
 
 def test_a_token_sees_the_contents_of_captured_arrays():
