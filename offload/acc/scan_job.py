@@ -211,8 +211,7 @@ class ScanJob:
         xs, zs, outs = arrays
         rows, length, chunk = sizes
         nch = cdiv(length, chunk)
-        i64 = np.int64
-        head = (i64(nch), i64(length), i64(chunk), i64(flags[0]), i64(flags[1]))
+        head = _head(length, chunk, flags)
         if nch == 1:  # one chunk per row: no carries (the outputs stand in for them, unread)
             module.launch("rescan", rows, *head, *xs, *zs, *outs, *outs, *self.caps)
             return
@@ -243,9 +242,8 @@ class ScanJob:
         one = choice.pick(rows * length) == 1
         start = now()
         if one:
-            i64 = np.int64
-            head = (i64(cdiv(length, chunk)), i64(length), i64(chunk), *map(i64, flags))
-            module.kernels["fused"](i64(rows), *head, *xs, *zs, *outs, *self.caps)
+            head = _head(length, chunk, flags)
+            module.kernels["fused"](np.int64(rows), *head, *xs, *zs, *outs, *self.caps)
         else:
             self._tree(module, arrays, flags, sizes)
         elapsed = now() - start
@@ -265,8 +263,7 @@ class ScanJob:
         xs, zs, outs = arrays
         rows, length, chunk = sizes
         nch = cdiv(length, chunk)
-        i64 = np.int64
-        head = (i64(nch), i64(length), i64(chunk), i64(flags[0]), i64(flags[1]))
+        head = _head(length, chunk, flags)
         xp = xp_for(self.target)
         totals = [xp.empty((rows, nch), dt) for dt in self.dts]
         module.launch("totals", rows * nch, *head, *xs, *zs, *totals, *self.caps)
@@ -318,3 +315,10 @@ def _tail_levels(target: str, rows: int, length: int, chunk: int) -> tuple[int, 
 
     made: tuple[int, int, Any, Any] = _TAIL_LEVELS.get((target, rows, length, chunk), make)
     return made
+
+
+def _head(length: int, chunk: int, flags: tuple[int, int]) -> tuple[np.int64, ...]:
+    """The leading arguments of the level kernels (``totals``, ``rescan``, ``fused``):
+    chunks a row, row length, chunk, ``has_z``, ``rev``."""
+    i64 = np.int64
+    return (i64(cdiv(length, chunk)), i64(length), i64(chunk), i64(flags[0]), i64(flags[1]))
