@@ -48,6 +48,15 @@ def _call(target: Target, shape_or_delayed: Any, fn: Any, dtype: Any, out: Any) 
     options = config.compile_options()
     if out is not None:
         check_out(out)
+    elif fn is None and dtype is None and (target is not GPU or config.device_memory_limit is None):
+        stamp, backend = target.state
+        if stamp is options:  # (the configuration unchanged since ``backend`` was found)
+            try:
+                done = replay.rerun(shape_or_delayed, backend, options, config.determinism)
+            except MemoryError:  # (the full path streams where it can)
+                done = replay.MISS
+            if done is not replay.MISS:
+                return done
     if fn is None and needs_scheduler(shape_or_delayed):
         # A tree holding collectives (or shared work): computed stage by stage.
         ctx = Context(target.resolve(options), options, config.determinism, run=driver.run)

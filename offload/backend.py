@@ -83,6 +83,19 @@ class Backend(Protocol):
         ``None``: the warm lane uses ``general`` (prepare the captures, launch)."""
         ...
 
+    def replay_launch(
+        self,
+        kernel: Any,
+        shape: tuple[int, ...],
+        dtypes: Sequence[np.dtype[Any]],
+        values: Sequence[Any],
+    ) -> Callable[..., list[Any]] | None:
+        """A replayed step's launch of ``kernel`` over ``shape`` (``offload.replay``):
+        ``run(*values)`` for later values of the kinds of ``values`` (the same types,
+        shapes, strides and scalars: the plan's signature) returning fresh results of
+        ``dtypes``; ``None``: the step prepares its captures and launches each time."""
+        ...
+
     def explain(self, fn: Function, options: CompileOptions, shape: tuple[int, ...]) -> str:
         """The target's part of ``ol.explain`` for optimised IR ``fn``: its kernel
         pipeline's passes, the kernel source and what else the target knows."""

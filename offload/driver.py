@@ -303,11 +303,23 @@ class Launch:
     backend: Backend
     compiled: Compiled
     shape: tuple[int, ...]
+    _fast: list[Any] = field(default_factory=list, compare=False)
+    """``[run]``: the backend's ``replay_launch`` for this step (made by its first
+    replay), or ``[None]``: the general launch."""
 
     def __call__(self, *values: Any) -> Any:
-        outs = self.backend.allocate(self.shape, self.compiled.dtypes)
-        if 0 not in self.shape:
-            self.compiled.kernel.launch(self.shape, outs, self.backend.prepare_captures(values))
+        fast = self._fast
+        if not fast:
+            kernel, dtypes = self.compiled.kernel, self.compiled.dtypes
+            fast.append(self.backend.replay_launch(kernel, self.shape, dtypes, values))
+        run = fast[0]
+        if run is not None:
+            outs = run(*values)
+        else:
+            outs = self.backend.allocate(self.shape, self.compiled.dtypes)
+            if 0 not in self.shape:
+                captures = self.backend.prepare_captures(values)
+                self.compiled.kernel.launch(self.shape, outs, captures)
         return outs[0] if len(outs) == 1 else tuple(outs)
 
 

@@ -20,6 +20,7 @@ def main() -> None:
     ap.add_argument("--size", default="quick")
     ap.add_argument("--calls", type=int, default=300)
     ap.add_argument("--top", type=int, default=45)
+    ap.add_argument("--sort", default="tottime", help="pstats order: tottime, cumulative")
     args = ap.parse_args()
     import cupy as cp
 
@@ -42,7 +43,7 @@ def main() -> None:
         bound.run(ol.compute_g)
     prof.disable()
     cp.cuda.Device().synchronize()
-    pstats.Stats(prof).sort_stats("tottime").print_stats(args.top)
+    pstats.Stats(prof).sort_stats(args.sort).print_stats(args.top)
 
 
 if __name__ == "__main__":

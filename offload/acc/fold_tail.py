@@ -32,7 +32,7 @@ from offload.acc.skeletons.build import (
     working,
     xp_for,
 )
-from offload.acc.skeletons.fold_src import fold_tail_kernel, shared_values
+from offload.acc.skeletons.fold_src import GLOBAL_THREADS, fold_tail_kernel, shared_values
 from offload.acc.skeletons.operands import (
     combine_for,
     components,
@@ -79,9 +79,11 @@ def finish(
 ) -> Any | None:
     """``fold``'s result from the ``partials`` of its stages so far (arrays of shape
     (*rows, p)) and the stages after them (``rest``, not empty), in one launch; ``None``
-    where a row of partials is longer than the tail holds in shared memory (the caller
-    runs another stage first), a component is a bool, or the partials' type would change
-    (``keeps_type``).
+    where a row of partials is longer than the tail holds in shared memory and its first
+    stage has more partials than the tail reads from global memory itself
+    (``fold_src.GLOBAL_THREADS``: the caller runs another stage first), a component is a
+    bool, or the partials' type would change (``keeps_type``). ``partials`` may be the
+    fold's own input array (``rest`` its whole tree).
     ``has_z``: ``fold`` has a neutral element (not ``fold1``)."""
     target = target_of(ctx)
     parts = components(partials)
@@ -89,14 +91,18 @@ def finish(
     *lead, p0 = parts[0].shape
     if any(dt.kind == "b" for dt in dts):
         return None  # (shared memory does not hold bools here, as in the scan's tiles)
-    if p0 > shared_values(sum(dt.itemsize for dt in dts)) or not keeps_type(fold, dts):
+    sh = shared_values(sum(dt.itemsize for dt in dts))
+    from_global = p0 > sh  # (the first stage reads the row from global memory)
+    if from_global and rest[0].p > min(GLOBAL_THREADS, sh):
+        return None
+    if not keeps_type(fold, dts):
         return None
     rows = math.prod(lead)
     sf = combine_for(fold.f, dts, "fold's combine function")
     caps = captured(target, sf.captures(), ctx.backend)
     zs = neutral(from_items(fold.z), dts, "fold") if has_z else []
     nlev, nf, levels = _levels(target, tuple(rest))
-    module = _module(target, sf, dts, len(caps), has_z, rest[0].strided)
+    module = _module(target, sf, dts, len(caps), has_z, rest[0].strided, from_global)
     if ctx.trace is not None:
         ctx.trace.append((f"fold tail: {rows} row(s), {nlev} stage(s) and the final fold", None))
     i64 = np.int64
@@ -134,26 +140,30 @@ class _Tail:
     dts: tuple[Dt, ...]
     lead: tuple[int, ...]
     _fast: list[Any] = field(default_factory=list, compare=False)
-    """``[row length, launch]`` of later calls on the GPU (``Module.template``): the
-    partials' row length fixed by the first call (a replayed step's inputs keep it)."""
+    """``[parts' shape, launch, array type]`` of later calls on the GPU
+    (``Module.freeze``): the partials' shape fixed by the first call (a replayed step's
+    inputs keep it; they are fresh, C-contiguous results of the step before)."""
 
     def __call__(self, *parts: Any) -> Any:
+        fast = self._fast
+        if fast and type(parts[0]) is fast[2] and parts[0].shape == fast[0]:
+            empty = xp_for(self.target).empty
+            outs = [empty(self.lead, dt) for dt in self.dts]
+            fast[1](*[x.data.ptr for x in parts], *[o.data.ptr for o in outs])
+            return pack(outs)
         rows = math.prod(self.lead)
         p0 = parts[0].shape[-1]
         xs = [working(self.target, x, self.backend).reshape(rows, p0) for x in parts]
         outs = [xp_for(self.target).empty(rows, dt) for dt in self.dts]
-        if self._fast and self._fast[0] == p0:
-            self._fast[1](*xs, *outs)
-        else:
-            args = (*self.head, *xs, *self.zs, *outs, *self.caps)
-            blocks = min(rows, MAX_BLOCKS)
-            self.module.launch("fold_tail", rows, *args, blocks=blocks)
-            if not self._fast:
-                m, h, nz = len(xs), len(self.head), len(self.zs)
-                variable = [*range(h, h + m), *range(h + m + nz, h + 2 * m + nz)]
-                made = self.module.template("fold_tail", rows, args, variable, blocks)
-                if made is not None:
-                    self._fast[:] = [p0, made]
+        args = (*self.head, *xs, *self.zs, *outs, *self.caps)
+        blocks = min(rows, MAX_BLOCKS)
+        self.module.launch("fold_tail", rows, *args, blocks=blocks)
+        if not fast and all(x is p or x.base is p for x, p in zip(xs, parts, strict=True)):
+            m, h, nz = len(xs), len(self.head), len(self.zs)
+            variable = [*range(h, h + m), *range(h + m + nz, h + 2 * m + nz)]
+            made = self.module.freeze("fold_tail", rows, args, variable, blocks)
+            if made is not None:
+                fast[:] = [parts[0].shape, made, type(parts[0])]
         return pack([o.reshape(self.lead) for o in outs])
 
 
@@ -164,7 +174,13 @@ _LEVELS = Remembered()
 
 
 def _module(  # noqa: PLR0917  (what the module's text depends on)
-    target: str, sf: ScalarFunction, dts: tuple[Dt, ...], n_caps: int, has_z: bool, strided: bool
+    target: str,
+    sf: ScalarFunction,
+    dts: tuple[Dt, ...],
+    n_caps: int,
+    has_z: bool,
+    strided: bool,
+    from_global: bool,
 ) -> Module:
     """The compiled tail module, remembered: a warm call makes no source text."""
 
@@ -173,12 +189,18 @@ def _module(  # noqa: PLR0917  (what the module's text depends on)
             [
                 sf.source(gpu=target in GPU_TARGETS),
                 combine_wrapper("ol_comb", dts, n_caps, flip=False, segmented=False),
-                fold_tail_kernel(dts, n_caps, has_z=has_z, strided=strided),
+                fold_tail_kernel(
+                    dts, n_caps, has_z=has_z, strided=strided, from_global=from_global
+                ),
             ]
         )
-        return compile_module(target, src, ["ol_comb", "cmb"], ["fold_tail"], {})
+        # (the simulator runs a thread per GPU thread: its usual small blocks)
+        threads = GLOBAL_THREADS if from_global and target == "gpu" else None
+        return compile_module(
+            target, src, ["ol_comb", "cmb"], ["fold_tail"], {}, threads=threads, bounded=True
+        )
 
-    key = (target, sf.source(gpu=target in GPU_TARGETS), dts, n_caps, has_z, strided)
+    key = (target, sf.source(gpu=target in GPU_TARGETS), dts, n_caps, has_z, strided, from_global)
     module: Module = _MODULES.get(key, make)
     return module
 

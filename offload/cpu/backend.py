@@ -430,6 +430,16 @@ class CpuBackend:
         """The general launch serves: numba's dispatcher does its own argument work."""
         return None
 
+    def replay_launch(
+        self,
+        kernel: Any,
+        shape: tuple[int, ...],
+        dtypes: Sequence[np.dtype[Any]],
+        values: Sequence[Any],
+    ) -> Callable[..., list[Any]] | None:
+        """numba's dispatcher does its own argument work."""
+        return None
+
     def explain(self, fn: Function, options: CompileOptions, shape: tuple[int, ...]) -> str:
         """The kernel source ``compile`` would build."""
         return f"== CPU kernel source ({self.name})\n{self.source(fn, options)}"

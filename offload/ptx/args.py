@@ -99,6 +99,14 @@ class ArgBuffer:
             end = -(-end // align) * align
             offsets.append(end)
             end += ctypes.sizeof(ct)
+        self.offsets = offsets
+        """Each parameter's byte offset in ``storage``."""
+        self.pointer_slots = {
+            (p.kind, p.index): off
+            for p, off in zip(ks.params, offsets, strict=True)
+            if p.kind in (ParamKind.OUT, ParamKind.PTR)
+        }
+        """(``OUT``, result) or (``PTR``, capture) -> the byte offset of its address."""
         self.storage = (ctypes.c_char * max(end, 8))()
         base = ctypes.addressof(self.storage)
         self.slots = [

@@ -10,7 +10,7 @@ own (``offload.ptx.sim``) that shares the plan and the kernel source.
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, Literal
 
 import numpy as np
@@ -43,6 +43,9 @@ from offload.runtime.memory import (
 )
 from offload.runtime.pool import DevicePool
 from offload.runtime.views import cupy_arg, strides_in_elements, view_arg
+
+_NUMBERS = frozenset({bool, int, float, np.bool_, *(np.dtype(c).type for c in "bhilqBHILQefd")})
+"""The scalar types a replayed launch passes through as they are."""
 
 Mode = Literal["unified", "device"]
 
@@ -242,6 +245,37 @@ class GPUBackend:
             return None
         cp = self._cp or self._bind_cupy()
         return fused_launcher(fn, kernel.first, values, cp.ndarray, general, self._frozen.lookup)
+
+    def replay_launch(
+        self,
+        kernel: Any,
+        shape: tuple[int, ...],
+        dtypes: Sequence[np.dtype[Any]],
+        values: Sequence[Any],
+    ) -> Callable[..., list[Any]] | None:
+        """Device mode, every array a CuPy array: this launch frozen (``GPUKernel.freeze``),
+        later ones writing only the arrays' and fresh results' addresses; else ``None``."""
+        cp = self._cp
+        if self.mode != "device" or cp is None or 0 in shape:
+            return None
+        nd = cp.ndarray
+        if not all(type(v) is nd or type(v) in _NUMBERS for v in values):
+            return None
+        freeze = getattr(kernel, "freeze", None)
+        empty = self.pool().empty
+        dts = tuple(np.dtype(dt) for dt in dtypes)
+        outs = [empty(shape, dt) for dt in dts]
+        made = None if freeze is None else freeze(shape, outs, self.prepare_captures(values))
+        if made is None:
+            return None
+        frozen, caps = made
+
+        def run(*vals: Any) -> list[Any]:
+            results = [empty(shape, dt) for dt in dts]
+            frozen(*[vals[k].data.ptr for k in caps], *[r.data.ptr for r in results])
+            return results
+
+        return run
 
     # -- helpers -------------------------------------------------------------------------
 

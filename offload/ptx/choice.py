@@ -147,6 +147,14 @@ class KernelChoice:
         else:
             self.pick(shape, captures).launch(shape, outs, captures)
 
+    def freeze(self, shape: tuple[int, ...], outs: Sequence[Any], captures: Sequence[Any]) -> Any:
+        """The chosen kernel's ``freeze`` of this launch (``GPUKernel.freeze``), or ``None``
+        where it has none. The choice depends only on what a replayed step keeps (shapes,
+        strides, integer scalars: ``offload.ptx.guard``), so it holds for its later
+        launches."""
+        freeze = getattr(self.pick(shape, captures), "freeze", None)
+        return None if freeze is None else freeze(shape, outs, captures)
+
     def leading(self) -> LoadedKernel:
         """The kernel of the first variant at every level."""
         node: LoadedKernel | KernelChoice = self.first.kernel

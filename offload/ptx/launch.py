@@ -29,6 +29,7 @@ from offload.ptx.config import (
 from offload.ptx.hooks import ERR_SLOTS
 from offload.ptx.kernel_source import KernelSource, ParamKind
 from offload.ptx.simarray import SimDeviceArray
+from offload.runtime.frozen import FrozenLaunch
 from offload.runtime.gpu import DeviceInfo, bind_thread
 
 
@@ -183,6 +184,32 @@ class GPUKernel:
             ) from exc
         if self._err is not None:
             self._check_bounds(shape)
+
+    def freeze(
+        self, shape: tuple[int, ...], outs: Sequence[Any], captures: Sequence[Any]
+    ) -> tuple[FrozenLaunch, tuple[int, ...]] | None:
+        """This launch (the arguments of ``launch``) as a ``FrozenLaunch`` whose later
+        launches take new addresses for the captured arrays (the capture numbers
+        returned, in order) and then for ``outs``; ``None`` where a launch does more than
+        fill and launch (bounds checks, unified mode's synchronise) or the values do not
+        pack by struct."""
+        if self._err is not None or self.synchronize or self.args.pack is None:
+            return None
+        if math.prod(shape) == 0:
+            return None
+        cfg = self.config(shape)
+        args = self.args
+        with args.lock:
+            args.fill(shape, outs, captures)
+            image = bytes(args.storage)
+        slots = args.pointer_slots
+        caps = tuple(sorted(k for kind, k in slots if kind == ParamKind.PTR))
+        patch = [slots[ParamKind.PTR, k] for k in caps]
+        if any((ParamKind.OUT, j) not in slots for j in range(len(outs))):
+            return None
+        patch += [slots[ParamKind.OUT, j] for j in range(len(outs))]
+        dims = (*cfg.grid, *cfg.block)
+        return FrozenLaunch(self.cp, self.fn_ptr, dims, image, args.offsets, patch), caps
 
     def _check_bounds(self, shape: tuple[int, ...]) -> None:
         assert self._err is not None

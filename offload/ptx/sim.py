@@ -9,7 +9,7 @@ conversion) in device mode, as the GPU returns NumPy and CuPy arrays.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -94,6 +94,16 @@ class SimBackend:
         self, fn: Function, kernel: Any, values: Sequence[Any], general: Launcher
     ) -> Launcher | None:
         """No fused launch: every call prepares its captures."""
+        return None
+
+    def replay_launch(
+        self,
+        kernel: Any,
+        shape: tuple[int, ...],
+        dtypes: Sequence[np.dtype[Any]],
+        values: Sequence[Any],
+    ) -> Callable[..., list[Any]] | None:
+        """The simulator launches each step as it comes."""
         return None
 
     def explain(self, fn: Function, options: CompileOptions, shape: tuple[int, ...]) -> str:

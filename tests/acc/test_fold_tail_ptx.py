@@ -21,13 +21,13 @@ pytestmark = pytest.mark.ptx
 F32, I64 = np.dtype(np.float32), np.dtype(np.int64)
 
 
-def _tail_ptx(f, dts, *, has_z: bool, strided: bool) -> str:
+def _tail_ptx(f, dts, *, has_z: bool, strided: bool, from_global: bool = False) -> str:
     sf = compile_combine(f, (dts, dts), "ol_comb", "test")
     src = "\n\n".join(
         [
             sf.source(gpu=True),
             combine_wrapper("ol_comb", dts, 0, flip=False, segmented=False),
-            fold_tail_kernel(dts, 0, has_z=has_z, strided=strided),
+            fold_tail_kernel(dts, 0, has_z=has_z, strided=strided, from_global=from_global),
         ]
     )
     i = np.int64(0)
@@ -50,6 +50,13 @@ def test_the_fold_tail_compiles_with_barriers_between_stages() -> None:
 def test_the_fold_tail_of_a_tuple_without_a_neutral_element_compiles() -> None:
     ptx = _tail_ptx(matmul2, (I64,) * 4, has_z=False, strided=False)
     assert re.search(r"\.entry\s+\S*fold_tail", ptx) and "mul.lo.s64" in ptx
+
+
+@pytest.mark.parametrize("strided", [True, False])
+def test_a_tail_reading_its_first_stage_from_global_memory_compiles(strided) -> None:
+    ptx = _tail_ptx(add, (F32,), has_z=True, strided=strided, from_global=True)
+    assert re.search(r"\.entry\s+\S*fold_tail", ptx) and "ld.global" in ptx
+    assert "bar.sync" in ptx
 
 
 @pytest.mark.parametrize(("op", "dt"), [("add", np.int32), ("max", np.int64), ("min", np.uint32)])

@@ -99,15 +99,33 @@ def test_a_combine_with_a_captured_value_and_a_fused_producer(tails):
     check(ol.fold_all(capped, 0.0, ol.zip_with(lambda p, q: p * q, x, y)), tails)
 
 
-def test_a_one_stage_tree_keeps_its_two_element_kernels(tails):
+def test_a_one_stage_tree_over_an_array_is_one_launch_over_a_producer_two_kernels(tails):
     x = np.arange(FINAL * WIDE_CHUNK // 2, dtype=np.float32)
-    got = ol.compute_g(ol.fold_all(add, 0.0, x))
-    assert tails == [] and float(got) == float(np.sum(x, dtype=np.float64))
+    check(ol.fold_all(add, 0.0, x), tails)  # the tail reads the array itself
+    tails.clear()
+    got = ol.compute_g(ol.fold_all(add, 0.0, ol.map(lambda v: v * 2.0, x)))
+    assert tails == [] and float(got) == 2 * float(np.sum(x, dtype=np.float64))
+
+
+def keep_first(a, b):
+    return a
+
+
+@pytest.mark.parametrize("n", [TWO_STAGES, 2 * TWO_STAGES + 3])
+def test_a_non_commuting_combine_over_a_long_array_reads_contiguous_runs(n, tails):
+    """Rows longer than the tail's shared buffer (4096 float32): its first stage reads
+    them from global memory, in contiguous runs for a combine that does not commute."""
+    x = np.random.default_rng(n).standard_normal(n).astype(np.float32)
+    check(ol.fold_all(keep_first, np.float32(0.0), x), tails)
+    tails.clear()
+    check(ol.fold1(keep_first, x), tails)
 
 
 def test_rows_too_long_for_shared_memory_take_more_element_stages_first(tails, monkeypatch):
-    """With small chunks (a deep tree) and room for 128 float32: the first two stages run
-    as element kernels, the tail takes the three after them and the final fold."""
+    """With small chunks (a deep tree) and room for 128 float32: the tail cannot take the
+    array itself nor the first stage's 1025 partials; the first two stages run as element
+    kernels, the tail takes the rest (reading the second's 257 partials from global
+    memory) and the final fold."""
     from offload.acc import plan
     from offload.acc.skeletons import fold_src
 

@@ -168,6 +168,31 @@ def test_a_template_packs_the_same_slots_as_a_full_launch_with_its_variable_argu
     assert ints[5] == 0x2000  # the variable array's data pointer, not the template's
 
 
+def test_a_frozen_template_launch_writes_only_the_new_data_pointers():
+    """``Template.freeze`` (a replayed step's launch): the image of a full launch, later
+    launches writing just the variable arrays' data addresses into their slots."""
+    launches: list[tuple[Any, ...]] = []
+    raw = RawLauncher(FakeDispatcher(), fake_cupy(launches))
+    x = FakeArray((3, 5), np.float32, ptr=0x1000)
+    args = (np.int64(15), x, np.float32(2.5))
+    template = Template(raw, args, [1])
+    assert template.freeze(2, 64, x) is None  # (no launch of these kinds learnt yet)
+    raw.launch(2, 64, args)  # (numba's launch: learnt)
+    assert template.freeze(2, 64, 3.0) is None  # a variable value must be an array
+    frozen = template.freeze(2, 64, x)
+    assert frozen is not None
+    y = FakeArray((3, 5), np.float32, ptr=0x2000)
+    raw.launch(2, 64, (np.int64(15), y, np.float32(2.5)))  # the reference: a packed launch
+    frozen(0x2000)
+    assert len(launches) == 2 and launches[0] == launches[1]
+    frozen(0x3000)
+    ints = [struct.unpack("=q", s)[0] for s in launches[2][3][:10]]
+    assert ints == [15, 0, 0, 15, 4, 0x3000, 3, 5, 20, 4]
+    assert struct.unpack("=f", launches[2][3][10][:4])[0] == 2.5
+    with pytest.raises(ValueError):  # (one address a variable array, no more, no fewer)
+        frozen(0x2000, 0x3000)
+
+
 def test_a_template_given_another_kind_of_argument_takes_the_full_launch():
     launches: list[tuple[Any, ...]] = []
     dispatcher = FakeDispatcher()

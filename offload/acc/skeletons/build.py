@@ -32,6 +32,7 @@ import numpy as np
 from offload.acc.skeletons.rawlaunch import SMALL_GRID, RawLauncher, Template
 from offload.cpu.threads import ThreadChoice, now
 from offload.diagnostics import CompileError
+from offload.runtime.frozen import FrozenLaunch
 
 GPU_TARGETS = ("gpu", "gpu-sim")
 THREADS = 256
@@ -96,6 +97,18 @@ class Module:
 
         return launch
 
+    def freeze(
+        self, kernel: str, items: int, args: Sequence[Any], variable: Sequence[int], blocks: int
+    ) -> FrozenLaunch | None:
+        """``launch(kernel, items, *args, blocks=blocks)`` frozen (``rawlaunch.Template.
+        freeze``): later launches give new addresses for the arrays at ``variable``
+        positions, which keep their shapes; ``None`` off the GPU or before a launch of
+        these argument kinds."""
+        if self.target != "gpu" or items <= 0:
+            return None
+        made = Template(self._raw(kernel), (np.int64(items), *args), [k + 1 for k in variable])
+        return made.freeze(blocks, self.threads or THREADS, *[args[k] for k in variable])
+
     def _raw(self, kernel: str) -> RawLauncher:
         """The GPU launcher of ``kernel``, made on its first launch."""
         raw = self.raw.get(kernel)
@@ -152,7 +165,7 @@ class Module:
         self.warm.add(kernel)
 
 
-_CACHE: dict[tuple[str, str], Module] = {}
+_CACHE: dict[tuple[str, str, int | None, bool], Module] = {}
 _LOCK = threading.Lock()
 
 
@@ -189,23 +202,31 @@ def compile_module(
     extra: dict[str, Any],
     *,
     threads: int | None = None,
+    bounded: bool = False,
 ) -> Module:
     """Compile ``source``'s ``helpers`` (device/njit functions) and ``kernels`` for
     ``target``; ``extra`` adds names to the module namespace (intrinsics); ``threads``
-    fixes a GPU module's block size."""
-    key = (target, source)
+    fixes a GPU module's block size, ``bounded`` compiles its kernels for that size
+    (``launch_bounds``: the registers a thread may use leave room for the block)."""
+    key = (target, source, threads, bounded)
     with _LOCK:
         hit = _CACHE.get(key)
     if hit is not None:
         return hit
-    module = _build(target, source, helpers, kernels, extra)
+    bound = (threads or THREADS) if bounded and target == "gpu" else None
+    module = _build(target, source, helpers, kernels, extra, bound)
     module.threads = threads
     with _LOCK:
         return _CACHE.setdefault(key, module)
 
 
-def _build(
-    target: str, source: str, helpers: Sequence[str], kernels: Sequence[str], extra: dict[str, Any]
+def _build(  # noqa: PLR0917  (compile_module's arguments)
+    target: str,
+    source: str,
+    helpers: Sequence[str],
+    kernels: Sequence[str],
+    extra: dict[str, Any],
+    bound: int | None = None,
 ) -> Module:
     if target == "gpu-sim":
         source = _quiet(source, kernels)
@@ -240,7 +261,8 @@ def _build(
             namespace[h] = cuda.jit(device=True)(namespace[h])  # type: ignore[no-untyped-call]
         for k in kernels:
             fn = namespace[k]
-            out[k] = cuda.jit(fn)  # type: ignore[no-untyped-call]
+            jit = cuda.jit if bound is None else cuda.jit(launch_bounds=(bound,))
+            out[k] = jit(fn)  # type: ignore[no-untyped-call]
     else:
         import numba
 

@@ -53,15 +53,62 @@ def _fold(m: int, caps: list[str], has_z: bool, start: str, stop: str, step: str
     return head + f"\nfor k in range(k0, {stop}, {step}):\n" + _indent(body)
 
 
+GLOBAL_UNROLL = 4
+"""Values a thread loads at once in a first stage read from global memory (the order of
+the combines is unchanged: ``fold.STRIDED_UNROLL``)."""
+GLOBAL_THREADS = 1024
+"""Threads of a tail block that reads its first stage from global memory: it does so
+where that stage has at most this many partials, a partial a thread -- as many latency
+rounds as the element kernel of that stage would take, one launch fewer. (Launched with
+this bound, so that the compiler keeps to 64 registers a thread.)"""
+
+
+def _global_part(m: int, caps: list[str], has_z: bool, strided: bool) -> str:
+    """One partial ``t`` of the first stage, read from ``x<k>[r, ...]``: ``_fold``'s
+    combines in the same order, with ``GLOBAL_UNROLL`` loads issued before them."""
+    acc = _names("acc", m)
+    xs = _names("x", m)
+    u = GLOBAL_UNROLL
+    if strided:
+        head, stop, step = "k = t", "n", "p"
+    else:
+        head, stop, step = "k = t * c\nhi = min(k + c, n)", "hi", "1"
+    if has_z:
+        head += "\n" + "\n".join(f"acc{c} = z{c}" for c in range(m))
+    else:
+        head += "\n" + "\n".join(f"acc{c} = {x}[r, k]" for c, x in enumerate(xs))
+        head += f"\nk += {step}"
+    loads = "\n".join(
+        f"e{j}_{c} = {x}[r, k + {j} * {step}]" for j in range(u) for c, x in enumerate(xs)
+    )
+    combines = "\n".join(_apply(caps, acc, [f"e{j}_{c}" for c in range(m)]) for j in range(u))
+    one = "\n".join(f"e0_{c} = {x}[r, k]" for c, x in enumerate(xs))
+    one += "\n" + _apply(caps, acc, [f"e0_{c}" for c in range(m)])
+    return (
+        head
+        + f"\nwhile k + {u - 1} * {step} < {stop}:\n"
+        + _indent(loads + "\n" + combines + f"\nk += {u} * {step}")
+        + f"\nwhile k < {stop}:\n"
+        + _indent(one + f"\nk += {step}")
+    )
+
+
 def fold_tail_kernel(
-    dts: tuple[np.dtype[Any], ...], n_caps: int, *, has_z: bool, strided: bool
+    dts: tuple[np.dtype[Any], ...],
+    n_caps: int,
+    *,
+    has_z: bool,
+    strided: bool,
+    from_global: bool = False,
 ) -> str:
     """``fold_tail(items, rows, nlev, nf, ns, ps, cs, x.., z.., o.., u..)`` (``z`` only
     ``has_z``): see the module docstring. ``strided``: partial ``t`` of a stage folds
     values ``t, t + p, ...`` (else the ``c`` from ``t * c``). A row's values (at most
     ``shared_values``) are copied to shared memory once, coalesced; every stage reads one
     shared buffer and writes the other, so the sequential folds wait on shared memory,
-    not on the L2."""
+    not on the L2. ``from_global``: the first stage reads the row from global memory
+    (a first stage of at most ``GLOBAL_THREADS`` partials, launched with that many
+    threads), the later ones shared memory as before."""
     m = len(dts)
     sh = shared_values(sum(dt.itemsize for dt in dts))
     caps = _names("u", n_caps)
@@ -90,6 +137,11 @@ def fold_tail_kernel(
         "while t < p:\n" + _indent(part + "\n" + store + "\nt += nt") + "\n"
         "cuda.syncthreads()"
     )
+    first = (
+        f"n = ns[0]\np = ps[0]\nc = cs[0]\noutoff = {sh}\nt = tid\nwhile t < p:\n"
+        + _indent(_global_part(m, caps, has_z, strided) + "\n" + store + "\nt += nt")
+        + "\ncuda.syncthreads()"
+    )
     final = (
         f"n = nf\ninoff = (nlev % 2) * {sh}\n"
         + _fold(m, caps, has_z, "0", "n", "1")
@@ -103,8 +155,11 @@ def fold_tail_kernel(
         "r = np.int64(cuda.blockIdx.x)\n"
         "while r < rows:\n"
         + _indent(
-            copy_in
-            + "\nfor j in range(nlev):\n"
+            (
+                first + "\nfor j in range(1, nlev):\n"
+                if from_global
+                else copy_in + "\nfor j in range(nlev):\n"
+            )
             + _indent(level)
             + "\nif tid == 0:\n"
             + _indent(final)

@@ -26,6 +26,7 @@ from typing import Any
 
 import numpy as np
 
+from offload.runtime.frozen import FrozenLaunch
 from offload.runtime.gpu import bind_thread
 
 SMALL_GRID = r".*Grid size \d+ will likely result in GPU under-utilization"
@@ -163,6 +164,35 @@ class Template:
         for pos, v in zip(self.variable, values, strict=True):
             args[pos] = v
         raw.launch(grid, threads, args)
+
+    def freeze(self, grid: int, threads: int, *values: Any) -> FrozenLaunch | None:
+        """This launch with ``values`` (CuPy arrays) as a ``FrozenLaunch`` whose later
+        launches take new data addresses for them, in order (arrays of the same shapes and
+        strides); ``None`` before a launch of these kinds was learned, or where a value is
+        not an array or does not pack."""
+        raw = self.raw
+        nd = raw.cp.ndarray
+        keys = self.keys[:]
+        flat = self.segments[0][:]
+        patch: list[int] = []
+        for pos, v, seg in zip(self.variable, values, self.segments[1:], strict=True):
+            if type(v) is not nd:
+                return None
+            keys[pos] = arg_key(v, nd)
+            patch.append(8 * (len(flat) + 4))  # (meminfo, parent, nitems, itemsize, data)
+            flat += _flat(v, nd)
+            flat += seg
+        packed = raw.by_key.get(tuple(keys)) if None not in keys else None
+        if packed is None:
+            return None
+        image = bytearray(packed.struct.size)
+        try:
+            packed.struct.pack_into(image, 0, *flat)
+        except (struct.error, OverflowError):
+            return None
+        offsets = [8 * k for k in range(len(flat))]
+        dims = (grid, 1, 1, threads, 1, 1)
+        return FrozenLaunch(raw.cp, packed.fn_ptr, dims, bytes(image), offsets, patch)
 
 
 class RawLauncher:

@@ -1,0 +1,81 @@
+"""A replayed element-kernel step (``driver.Launch``) in device mode launches frozen
+(``GPUKernel.freeze``, ``offload.runtime.frozen``): checked against the fake CuPy of
+``test_launch_fastpath``, which decodes every launch's parameters. A later step's launch
+hands the driver what the general launch would: the new arrays' addresses, the same
+extents, strides and scalars, a fresh result."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+
+from offload import driver
+from tests.ptx.test_launch_fastpath import _backend, _last
+
+pytestmark = pytest.mark.ptx
+
+ys = np.zeros(1)
+beta = 2.0
+
+
+def shifted(i):
+    return beta * ys[i] + 1.0
+
+
+class Steps:
+    """A recorder keeping the steps of one call."""
+
+    def __init__(self) -> None:
+        self.steps: list[tuple[Any, Any]] = []
+
+    def step(self, fn: Any, inputs: Any, result: Any) -> None:
+        self.steps.append((fn, list(inputs)))
+
+    def refuse(self, why: str) -> None:
+        raise AssertionError(why)
+
+
+def test_a_replayed_step_launches_frozen_with_the_general_launchs_parameters(fake_cupy, tmp_path):
+    cp, state = fake_cupy
+    be = _backend("device", state, tmp_path)
+    global ys
+    saved = ys
+    try:
+        ys = cp.asarray(np.arange(6.0))
+        rec = Steps()
+        first = driver.run(be, shifted, (6,), record=rec)
+        general = dict(_last(state))
+        ((launch, inputs),) = rec.steps
+        assert isinstance(launch, driver.Launch)
+        at = next(k for k, v in enumerate(inputs) if v is ys)
+        other = cp.asarray(np.arange(6.0) + 10.0)
+        out = launch(*[other if k == at else v for k, v in enumerate(inputs)])
+        assert launch._fast and launch._fast[0] is not None  # (frozen on its first replay)
+        got = _last(state)
+        assert got["ys"] == other.data.ptr and got["out0"] == out.data.ptr
+        assert out.data.ptr != first.data.ptr and out.shape == (6,)
+        same = {k: v for k, v in general.items() if k not in ("ys", "out0")}
+        assert {k: got[k] for k in same} == same  # extents, strides, scalars, function
+        again = launch(*inputs)
+        assert _last(state)["ys"] == ys.data.ptr and _last(state)["out0"] == again.data.ptr
+    finally:
+        ys = saved
+
+
+def test_unified_mode_and_host_arrays_keep_the_general_launch(fake_cupy, tmp_path):
+    cp, state = fake_cupy
+    global ys
+    saved = ys
+    try:
+        for mode, value in (("unified", cp.asarray(np.arange(6.0))), ("device", np.arange(6.0))):
+            be = _backend(mode, state, tmp_path / mode)
+            ys = value
+            rec = Steps()
+            driver.run(be, shifted, (6,), record=rec)
+            ((launch, inputs),) = rec.steps
+            launch(*inputs)
+            assert launch._fast == [None]
+    finally:
+        ys = saved
