@@ -28,6 +28,8 @@ def square(v):
 
 
 def _host(x: Any) -> np.ndarray[Any, Any]:
+    if isinstance(x, tuple):
+        return np.stack([_host(c) for c in x])
     return np.asarray(x.get()) if hasattr(x, "get") else np.asarray(x)
 
 

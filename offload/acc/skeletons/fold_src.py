@@ -53,9 +53,18 @@ def _fold(m: int, caps: list[str], has_z: bool, start: str, stop: str, step: str
     return head + f"\nfor k in range(k0, {stop}, {step}):\n" + _indent(body)
 
 
-GLOBAL_UNROLL = 4
-"""Values a thread loads at once in a first stage read from global memory (the order of
-the combines is unchanged: ``fold.STRIDED_UNROLL``)."""
+GLOBAL_LOAD_BYTES = 64
+"""Bytes a thread loads at once in a first stage read from global memory (16 float32, 2
+tuples of four int64; the order of the combines is unchanged, as ``fold.STRIDED_UNROLL``):
+a single block has few threads to keep loads in flight."""
+
+
+def global_unroll(itemsizes: int) -> int:
+    """Values a thread loads at once from global memory, for components of ``itemsizes``
+    bytes in all: ``GLOBAL_LOAD_BYTES`` of them, 2 to 16."""
+    return max(2, min(16, GLOBAL_LOAD_BYTES // max(1, itemsizes)))
+
+
 GLOBAL_THREADS = 1024
 """Threads of a tail block that reads its first stage from global memory: it does so
 where that stage has at most this many partials, a partial a thread -- as many latency
@@ -63,12 +72,11 @@ rounds as the element kernel of that stage would take, one launch fewer. (Launch
 this bound, so that the compiler keeps to 64 registers a thread.)"""
 
 
-def _global_part(m: int, caps: list[str], has_z: bool, strided: bool) -> str:
+def _global_part(m: int, caps: list[str], has_z: bool, strided: bool, u: int) -> str:
     """One partial ``t`` of the first stage, read from ``x<k>[r, ...]``: ``_fold``'s
-    combines in the same order, with ``GLOBAL_UNROLL`` loads issued before them."""
+    combines in the same order, with ``u`` loads issued before them."""
     acc = _names("acc", m)
     xs = _names("x", m)
-    u = GLOBAL_UNROLL
     if strided:
         head, stop, step = "k = t", "n", "p"
     else:
@@ -111,6 +119,7 @@ def fold_tail_kernel(
     threads), the later ones shared memory as before."""
     m = len(dts)
     sh = shared_values(sum(dt.itemsize for dt in dts))
+    u = global_unroll(sum(dt.itemsize for dt in dts))
     caps = _names("u", n_caps)
     xs, zs, os_ = (_names(p, m) for p in ("x", "z", "o"))
     if strided:
@@ -139,7 +148,7 @@ def fold_tail_kernel(
     )
     first = (
         f"n = ns[0]\np = ps[0]\nc = cs[0]\noutoff = {sh}\nt = tid\nwhile t < p:\n"
-        + _indent(_global_part(m, caps, has_z, strided) + "\n" + store + "\nt += nt")
+        + _indent(_global_part(m, caps, has_z, strided, u) + "\n" + store + "\nt += nt")
         + "\ncuda.syncthreads()"
     )
     final = (
