@@ -89,11 +89,12 @@ class Backend(Protocol):
         shape: tuple[int, ...],
         dtypes: Sequence[np.dtype[Any]],
         values: Sequence[Any],
-    ) -> Callable[..., list[Any]] | None:
+    ) -> Callable[..., list[Any] | None] | None:
         """A replayed step's launch of ``kernel`` over ``shape`` (``offload.replay``):
         ``run(*values)`` for later values of the kinds of ``values`` (the same types,
         shapes, strides and scalars: the plan's signature) returning fresh results of
-        ``dtypes``; ``None``: the step prepares its captures and launches each time."""
+        ``dtypes``, or ``None`` where it cannot serve that call; ``None``: the step
+        prepares its captures and launches each time."""
         ...
 
     def explain(self, fn: Function, options: CompileOptions, shape: tuple[int, ...]) -> str:

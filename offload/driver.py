@@ -313,9 +313,8 @@ class Launch:
             kernel, dtypes = self.compiled.kernel, self.compiled.dtypes
             fast.append(self.backend.replay_launch(kernel, self.shape, dtypes, values))
         run = fast[0]
-        if run is not None:
-            outs = run(*values)
-        else:
+        outs = None if run is None else run(*values)
+        if outs is None:
             outs = self.backend.allocate(self.shape, self.compiled.dtypes)
             if 0 not in self.shape:
                 captures = self.backend.prepare_captures(values)

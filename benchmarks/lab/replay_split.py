@@ -104,6 +104,12 @@ def main() -> None:
         rows.append(("compute_g", _per_call(cp, lambda: ol.compute_g(node), args.calls)))
         rows.append(
             (
+                "compute_g, a new node",
+                _per_call(cp, lambda: ol.compute_g(ol.fold_all(add, 0.0, x)), args.calls),
+            )
+        )
+        rows.append(
+            (
                 "replay.compute",
                 _per_call(cp, lambda: replay.compute(ctx, node, None, None), args.calls),
             )

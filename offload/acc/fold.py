@@ -135,10 +135,10 @@ class Fold(Scheduled):
         src: Any = self.a
         if not isinstance(src, Delayed) and fold_tail.applies(ctx, plan):
             # An array read as it is: the whole tree in one launch where the tail can read
-            # its rows (``fold_src.GLOBAL_ROW``), the same bits.
-            done = fold_tail.finish(ctx, self, self.z is not NO_Z, src, plan)
-            if done is not None:
-                return done
+            # its rows (``fold_src.GLOBAL_THREADS``), the same bits.
+            whole: object = fold_tail.finish(ctx, self, self.z is not NO_Z, src, plan)
+            if whole is not None:
+                return whole
         for i, st in enumerate(plan):
             part = Partials(self.f, self.z, src, st.n, st.p, st.c, st.strided, st.lanes)
             what = f"fold stage: {rows} row(s) x {st.p} partials of {st.c}" + (

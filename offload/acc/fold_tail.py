@@ -140,17 +140,20 @@ class _Tail:
     dts: tuple[Dt, ...]
     lead: tuple[int, ...]
     _fast: list[Any] = field(default_factory=list, compare=False)
-    """``[parts' shape, launch, array type]`` of later calls on the GPU
-    (``Module.freeze``): the partials' shape fixed by the first call (a replayed step's
-    inputs keep it; they are fresh, C-contiguous results of the step before)."""
+    """``[parts' shape, launch, device_pointer]`` of later calls on the GPU
+    (``Module.freeze``): the partials' shape fixed by the first call, whose arrays the
+    kernel read in place (a replayed step's inputs keep their layout: the plan's
+    signature, or fresh results of the step before)."""
 
     def __call__(self, *parts: Any) -> Any:
         fast = self._fast
-        if fast and type(parts[0]) is fast[2] and parts[0].shape == fast[0]:
-            empty = xp_for(self.target).empty
-            outs = [empty(self.lead, dt) for dt in self.dts]
-            fast[1](*[x.data.ptr for x in parts], *[o.data.ptr for o in outs])
-            return pack(outs)
+        if fast and parts[0].shape == fast[0]:
+            ptrs = [fast[2](x) for x in parts]
+            if None not in ptrs:
+                empty = xp_for(self.target).empty
+                outs = [empty(self.lead, dt) for dt in self.dts]
+                fast[1](*ptrs, *[o.data.ptr for o in outs])
+                return pack(outs)
         rows = math.prod(self.lead)
         p0 = parts[0].shape[-1]
         xs = [working(self.target, x, self.backend).reshape(rows, p0) for x in parts]
@@ -158,13 +161,24 @@ class _Tail:
         args = (*self.head, *xs, *self.zs, *outs, *self.caps)
         blocks = min(rows, MAX_BLOCKS)
         self.module.launch("fold_tail", rows, *args, blocks=blocks)
-        if not fast and all(x is p or x.base is p for x, p in zip(xs, parts, strict=True)):
+        pointer = getattr(self.backend, "device_pointer", None)
+        if not fast and pointer is not None and _in_place(xs, parts, pointer):
             m, h, nz = len(xs), len(self.head), len(self.zs)
             variable = [*range(h, h + m), *range(h + m + nz, h + 2 * m + nz)]
             made = self.module.freeze("fold_tail", rows, args, variable, blocks)
             if made is not None:
-                fast[:] = [parts[0].shape, made, type(parts[0])]
+                fast[:] = [parts[0].shape, made, pointer]
         return pack([o.reshape(self.lead) for o in outs])
+
+
+def _in_place(xs: Sequence[Any], parts: Sequence[Any], pointer: Callable[[Any], Any]) -> bool:
+    """Whether the working arrays ``xs`` launched are the ``parts`` read in place: at the
+    address ``pointer`` gives each (no copy was made for this call)."""
+    for x, p in zip(xs, parts, strict=True):
+        where = pointer(p)
+        if where is None or int(x.data.ptr) != where:
+            return False
+    return True
 
 
 _MODULES = Remembered()

@@ -436,7 +436,7 @@ class CpuBackend:
         shape: tuple[int, ...],
         dtypes: Sequence[np.dtype[Any]],
         values: Sequence[Any],
-    ) -> Callable[..., list[Any]] | None:
+    ) -> Callable[..., list[Any] | None] | None:
         """numba's dispatcher does its own argument work."""
         return None
 

@@ -145,6 +145,13 @@ def refused_array_message(what: str, t: type) -> str:
     )
 
 
+_DEVICE_ARRAYS: set[type] = set()
+"""Array types whose ``dtype`` is a NumPy dtype and ``ndim`` an int on every instance
+(CuPy's, once one was seen): keyed as ``np.ndarray`` is."""
+_DTYPES = frozenset(type(np.dtype(c)) for c in "?bhilqBHILQefdFD")
+"""The classes of NumPy's dtypes (``np.dtype`` subclasses, one per kind)."""
+
+
 def capture_kind(value: object) -> tuple[object, ...]:
     """The part of a captured value's identity that compiled code depends on."""
     t = type(value)
@@ -156,8 +163,8 @@ def capture_kind(value: object) -> tuple[object, ...]:
         return ("pyint",) if INT64_MIN <= value < INT64_END else ("pybigint",)  # type: ignore[operator]
     if t is float:
         return ("pyfloat",)
-    if t is np.ndarray:  # (the common case first: what follows costs about a microsecond)
-        arr: Any = value
+    if t is np.ndarray or t in _DEVICE_ARRAYS:  # (the common cases first: what follows
+        arr: Any = value  # costs microseconds: CuPy builds its interface dict each time)
         return ("array", arr.dtype.str, arr.ndim)
     if isinstance(value, np.generic):
         return ("np", value.dtype.str)
@@ -165,6 +172,8 @@ def capture_kind(value: object) -> tuple[object, ...]:
         if indexing_differs(t):  # refused by ``classify``
             return ("object", t.__module__, t.__qualname__)
         arr = value
+        if t.__module__.startswith("cupy") and type(getattr(arr, "dtype", None)) in _DTYPES:
+            _DEVICE_ARRAYS.add(t)  # (CuPy's arrays: a NumPy dtype and an int ndim)
         return ("array", array_dtype(arr).str, int(arr.ndim))
     return ("object", t.__module__, t.__qualname__)
 

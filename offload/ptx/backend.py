@@ -252,14 +252,17 @@ class GPUBackend:
         shape: tuple[int, ...],
         dtypes: Sequence[np.dtype[Any]],
         values: Sequence[Any],
-    ) -> Callable[..., list[Any]] | None:
-        """Device mode, every array a CuPy array: this launch frozen (``GPUKernel.freeze``),
-        later ones writing only the arrays' and fresh results' addresses; else ``None``."""
+    ) -> Callable[..., list[Any] | None] | None:
+        """Device mode, every array read in place (``device_pointer``): this launch
+        frozen (``GPUKernel.freeze``), later ones writing only the arrays' and fresh
+        results' addresses; else ``None``. ``run`` returns ``None`` for a call whose
+        array is not read in place (a frozen host array thawed since): the step launches
+        as ever."""
         cp = self._cp
         if self.mode != "device" or cp is None or 0 in shape:
             return None
-        nd = cp.ndarray
-        if not all(type(v) is nd or type(v) in _NUMBERS for v in values):
+        pointer = self.device_pointer
+        if not all(type(v) in _NUMBERS or pointer(v) is not None for v in values):
             return None
         freeze = getattr(kernel, "freeze", None)
         empty = self.pool().empty
@@ -270,12 +273,30 @@ class GPUBackend:
             return None
         frozen, caps = made
 
-        def run(*vals: Any) -> list[Any]:
+        def run(*vals: Any) -> list[Any] | None:
+            ptrs = [pointer(vals[k]) for k in caps]
+            if None in ptrs:
+                return None
             results = [empty(shape, dt) for dt in dts]
-            frozen(*[vals[k].data.ptr for k in caps], *[r.data.ptr for r in results])
+            frozen(*ptrs, *[r.data.ptr for r in results])
             return results
 
         return run
+
+    def device_pointer(self, x: Any) -> int | None:
+        """The device address a kernel reads array ``x`` at as it is, without a copy: a
+        CuPy array's own; in device mode, an array frozen with ``ol.use`` its cached copy's
+        (``FrozenArrays.lookup``, which refuses one thawed since); else ``None``."""
+        cp = self._cp
+        if cp is None:
+            return None
+        t = type(x)
+        if t is cp.ndarray:
+            return int(x.data.ptr)
+        if t is np.ndarray and self.mode == "device" and x.ndim > 0 and not x.flags.writeable:
+            copy = self._frozen.lookup(cp, x)
+            return None if copy is None else int(copy.data.ptr)
+        return None
 
     # -- helpers -------------------------------------------------------------------------
 

@@ -102,7 +102,7 @@ class SimBackend:
         shape: tuple[int, ...],
         dtypes: Sequence[np.dtype[Any]],
         values: Sequence[Any],
-    ) -> Callable[..., list[Any]] | None:
+    ) -> Callable[..., list[Any] | None] | None:
         """The simulator launches each step as it comes."""
         return None
 

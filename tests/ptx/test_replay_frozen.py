@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from offload import driver
-from tests.ptx.test_launch_fastpath import _backend, _last
+from tests.ptx.test_launch_fastpath import _backend, _counting_prepare, _last
 
 pytestmark = pytest.mark.ptx
 
@@ -77,5 +77,30 @@ def test_unified_mode_and_host_arrays_keep_the_general_launch(fake_cupy, tmp_pat
             ((launch, inputs),) = rec.steps
             launch(*inputs)
             assert launch._fast == [None]
+    finally:
+        ys = saved
+
+
+def test_a_frozen_host_array_is_read_from_its_copy_until_it_is_thawed(fake_cupy, tmp_path):
+    import offload as ol
+
+    cp, state = fake_cupy
+    be = _backend("device", state, tmp_path)
+    global ys
+    saved = ys
+    try:
+        ys = ol.use(np.arange(100_000.0))  # (too large to specialise a kernel on)
+        rec = Steps()
+        driver.run(be, shifted, (6,), record=rec)
+        ((launch, inputs),) = rec.steps
+        copy_ptr = _last(state)["ys"]
+        prepared = _counting_prepare(be)
+        out = launch(*inputs)  # (frozen here: the one prepare_captures of its image)
+        launch(*inputs)
+        assert launch._fast[0] is not None and _last(state)["ys"] == copy_ptr
+        assert prepared == [1] and _last(state)["out0"] != out.data.ptr
+        ys.setflags(write=True)  # thawed: its copy may be stale, so the general launch
+        launch(*inputs)  # copies it again
+        assert prepared == [2]
     finally:
         ys = saved

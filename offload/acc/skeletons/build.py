@@ -261,8 +261,10 @@ def _build(  # noqa: PLR0917  (compile_module's arguments)
             namespace[h] = cuda.jit(device=True)(namespace[h])  # type: ignore[no-untyped-call]
         for k in kernels:
             fn = namespace[k]
-            jit = cuda.jit if bound is None else cuda.jit(launch_bounds=(bound,))
-            out[k] = jit(fn)  # type: ignore[no-untyped-call]
+            if bound is None:
+                out[k] = cuda.jit(fn)  # type: ignore[no-untyped-call]
+            else:
+                out[k] = cuda.jit(launch_bounds=(bound,))(fn)  # type: ignore[no-untyped-call, call-arg]
     else:
         import numba
 
