@@ -53,16 +53,17 @@ def _fold(m: int, caps: list[str], has_z: bool, start: str, stop: str, step: str
     return head + f"\nfor k in range(k0, {stop}, {step}):\n" + _indent(body)
 
 
-GLOBAL_LOAD_BYTES = 64
-"""Bytes a thread loads at once in a first stage read from global memory (16 float32, 2
-tuples of four int64; the order of the combines is unchanged, as ``fold.STRIDED_UNROLL``):
-a single block has few threads to keep loads in flight."""
+GLOBAL_LOAD_BYTES = 16
+"""Bytes a thread loads at once in a first stage read from global memory (4 float32, 2
+of anything wider; the order of the combines is unchanged, as ``fold.STRIDED_UNROLL``).
+On an H200, 64 bytes (16 float32) made the 2^16 sum's one-block tail about twice as
+slow as 16 bytes (2026-11-28): the block is held to 64 registers a thread."""
 
 
 def global_unroll(itemsizes: int) -> int:
     """Values a thread loads at once from global memory, for components of ``itemsizes``
-    bytes in all: ``GLOBAL_LOAD_BYTES`` of them, 2 to 16."""
-    return max(2, min(16, GLOBAL_LOAD_BYTES // max(1, itemsizes)))
+    bytes in all: ``GLOBAL_LOAD_BYTES`` of them, at least 2."""
+    return max(2, GLOBAL_LOAD_BYTES // max(1, itemsizes))
 
 
 GLOBAL_THREADS = 1024
