@@ -258,8 +258,7 @@ class GPUBackend:
         results' addresses; else ``None``. ``run`` returns ``None`` for a call whose
         array is not read in place (a frozen host array thawed since): the step launches
         as ever."""
-        cp = self._cp
-        if self.mode != "device" or cp is None or 0 in shape:
+        if self.mode != "device" or 0 in shape:
             return None
         pointer = self.device_pointer
         if not all(type(v) in _NUMBERS or pointer(v) is not None for v in values):
@@ -287,9 +286,7 @@ class GPUBackend:
         """The device address a kernel reads array ``x`` at as it is, without a copy: a
         CuPy array's own; in device mode, an array frozen with ``ol.use`` its cached copy's
         (``FrozenArrays.lookup``, which refuses one thawed since); else ``None``."""
-        cp = self._cp
-        if cp is None:
-            return None
+        cp = self._cp or self._bind_cupy()  # (a call may not have needed CuPy before)
         t = type(x)
         if t is cp.ndarray:
             return int(x.data.ptr)

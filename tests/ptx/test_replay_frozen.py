@@ -104,3 +104,13 @@ def test_a_frozen_host_array_is_read_from_its_copy_until_it_is_thawed(fake_cupy,
         assert prepared == [2]
     finally:
         ys = saved
+
+
+def test_a_fresh_backend_finds_a_device_arrays_address(fake_cupy, tmp_path):
+    """The fold tail's frozen launch asks for its inputs' addresses before anything
+    else of the backend used CuPy (a sum of a CuPy array is that one launch)."""
+    cp, state = fake_cupy
+    be = _backend("device", state, tmp_path)
+    x = cp.asarray(np.arange(4.0))
+    assert be.device_pointer(x) == x.data.ptr
+    assert be.device_pointer(np.arange(4.0)) is None  # (a writeable host array: copied)
