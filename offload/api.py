@@ -59,7 +59,7 @@ def _call(target: Target, shape_or_delayed: Any, fn: Any, dtype: Any, out: Any) 
                 return done
     if fn is None and needs_scheduler(shape_or_delayed):
         # A tree holding collectives (or shared work): computed stage by stage.
-        ctx = Context(target.resolve(options), options, config.determinism, run=driver.run)
+        ctx = _context(target, options)
         if target is GPU and out is None:  # (streamed where its host inputs are too large)
             return stream.compute_tree(ctx, shape_or_delayed, dtype, replay.compute)
         return replay.compute(ctx, shape_or_delayed, dtype, out)
@@ -72,6 +72,24 @@ def _call(target: Target, shape_or_delayed: Any, fn: Any, dtype: Any, out: Any) 
         return driver.run(backend, fn, (shape_or_delayed,), dtype, out, options)
     shape, fn = split_target(shape_or_delayed, fn)
     return driver.run(backend, fn, shape, dtype, out, options)
+
+
+def _context(target: Target, options: Any) -> Context:
+    """The collectives' context of a call on ``target`` with ``options``: the last one
+    while the configuration is unchanged (the options object is its stamp)."""
+    stamp, backend = target.state
+    if stamp is not options:
+        backend = target.resolve(options)
+    ctx = target.context
+    if (
+        ctx is None
+        or ctx.backend is not backend
+        or ctx.options is not options
+        or ctx.determinism != config.determinism
+    ):
+        ctx = Context(backend, options, config.determinism, run=driver.run)
+        target.context = ctx
+    return ctx
 
 
 def _gpu_call(backend: Any, shape_or_delayed: Any, fn: Any, dtype: Any, options: Any) -> Any:

@@ -111,11 +111,13 @@ class Target:
     stamp held here (held, so its id cannot be reused), no field changed and the backend
     found for it still stands. The pair is one tuple, replaced whole."""
 
-    __slots__ = ("name", "state")
+    __slots__ = ("context", "name", "state")
 
     def __init__(self, name: Callable[[], str]) -> None:
         self.name = name
         self.state: tuple[CompileOptions | None, Any] = (None, None)
+        self.context: Any = None
+        """The collectives' context of the last call (``api._context``), or ``None``."""
 
     def resolve(self, options: CompileOptions) -> Backend:
         """The backend for ``options``' configuration (remembered until it changes)."""

@@ -93,3 +93,17 @@ def test_targets_in_turn_each_give_their_own_result(full_path):
         assert float(compute(node)) == pytest.approx(want)
     assert full_path[0] == 4  # (each call found the other target's plan: the full path)
     assert float(ol.compute_p(node)) == pytest.approx(want) and full_path[0] == 4
+
+
+def test_the_collectives_context_follows_the_configuration(monkeypatch):
+    x = np.arange(N, dtype=np.float64)
+    node = ol.fold_all(add, 0.0, x)
+    ol.compute_s(node)
+    first = SEQ.context
+    assert first is not None and first.determinism == config.determinism
+    ol.compute_s(ol.fold_all(add, 0.0, x))
+    assert SEQ.context is first  # (unchanged configuration: the same context)
+    monkeypatch.setattr(config, "determinism", "cross_target")
+    same_bits(ol.compute_s(node), scheduled(ol.compute_s, node))
+    assert SEQ.context is not first and SEQ.context.determinism == "cross_target"
+    assert SEQ.context.options is config.compile_options()
