@@ -1,5 +1,7 @@
 """Whether a combine function commutes, read from its source: ``a + b``, ``a * b``,
-``a & b``, ``a | b`` or ``a ^ b`` of its two parameters (either order) and nothing else.
+``a & b``, ``a | b`` or ``a ^ b`` of its two parameters (either order) and nothing else,
+or a tuple of such operators over the same component of each (``a[0] + b[0], a[1] *
+b[1]``: a tuple fold's component-wise sum or product).
 
 Those give the same bits with their operands swapped for every type the language has
 (IEEE addition and multiplication commute; NumPy's bool ``+`` is ``or``), so a strided
@@ -36,8 +38,31 @@ def commutes(f: Callable[..., Any]) -> bool:
         expr = node.body[0].value
     else:
         return False
+    if isinstance(expr, ast.Tuple):
+        return bool(expr.elts) and all(_commuting(e, params, component=True) for e in expr.elts)
+    return _commuting(expr, params, component=False)
+
+
+def _commuting(expr: ast.expr, params: set[str], *, component: bool) -> bool:
+    """``expr`` is one commuting operator of the two parameters (``component``: of the
+    same constant component of each, ``a[k] + b[k]``)."""
     if not (isinstance(expr, ast.BinOp) and isinstance(expr.op, _COMMUTING)):
         return False
-    ops = (expr.left, expr.right)
-    names = {o.id for o in ops if isinstance(o, ast.Name)}
-    return all(isinstance(o, ast.Name) for o in ops) and names == params
+    names: set[str] = set()
+    keys: set[object] = set()
+    for o in (expr.left, expr.right):
+        if component:
+            if not (
+                isinstance(o, ast.Subscript)
+                and isinstance(o.value, ast.Name)
+                and isinstance(o.slice, ast.Constant)
+                and type(o.slice.value) is int
+            ):
+                return False
+            names.add(o.value.id)
+            keys.add(o.slice.value)
+        elif isinstance(o, ast.Name):
+            names.add(o.id)
+        else:
+            return False
+    return names == params and len(keys) <= 1

@@ -29,8 +29,10 @@ So a streamed fold gives the unstreamed ``compute_g``'s bits whatever the budget
 chunks. Scans, permutes and filters stream in ``offload.stream.scans`` and
 ``offload.stream.reorder`` (``offload.stream.trees`` picks the module); this one also
 holds what they share (``producer_of``, ``device_context``, ``cast``, ``to_host``, the
-error). Other trees (``fold1``, a fold whose source holds a collective or shared work, a
-``fold_all`` of tuples, work after a collective) are not streamed: their ``compute_g``
+error); ``offload.stream.carry`` carries a ``fold_all``'s partials (numbers, or flat
+tuples of up to four: an array a component). Other trees (``fold1``, a fold whose source
+holds a collective or shared work, a ``fold_all`` of nested or wider tuples, work after a
+collective) are not streamed: their ``compute_g``
 raises ``StreamUnsupported`` where the host arrays they read exceed
 ``ol.config.device_memory_limit``, and runs unstreamed otherwise.
 """
@@ -39,7 +41,7 @@ from __future__ import annotations
 
 import inspect
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -54,16 +56,15 @@ from offload.acc.graph import needs_scheduler
 from offload.acc.nodes import Leaf, as_arrays_source, as_source
 from offload.acc.plan import Stage, stages, wide_rule
 from offload.acc.values import items_key, shape_of
-from offload.backend import Backend
 from offload.config import config
 from offload.delayed import Reshape
 from offload.diagnostics import OffloadError
 from offload.frontend.nodes import ArrayNode
 from offload.stream import calls
 from offload.stream import compiled as cache
+from offload.stream.carry import MOST_COMPONENTS, Carry
 from offload.stream.device import device_budget, stream_backend, stream_backend_name
 from offload.stream.plan import Plan
-from offload.stream.window import Block
 
 COVERED = (
     "streaming covers compute_g of fold and fold_all (with a neutral element z), of the "
@@ -120,8 +121,15 @@ def recognise(root: object) -> StreamedFold:
     if whole and isinstance(source, Reshape):
         source = source.x  # (fold_all of rank >= 2: its source read in row-major order)
     producer = producer_of(source, "the fold's source")
-    if whole and items_key(root.z) != "s":
-        raise unsupported("it is a fold_all of tuples")
+    key = items_key(root.z)
+    if (
+        whole
+        and key != "s"
+        and not (isinstance(key, tuple) and len(key) <= MOST_COMPONENTS and set(key) == {"s"})
+    ):
+        raise unsupported(
+            f"it is a fold_all of nested tuples or of more than {MOST_COMPONENTS} components"
+        )
     if not shape_of(producer):
         raise unsupported("the fold's source is 0-d")
     return StreamedFold(root, producer, whole)
@@ -219,7 +227,7 @@ def _producer_bytes(sf: StreamedFold) -> int:
 def need(sf: StreamedFold) -> int:
     """Device bytes the unstreamed fold would take: its producer's host inputs and a
     partial per result element."""
-    return _producer_bytes(sf) + PARTIAL_BYTES * math.prod(sf.fold.shape)
+    return _producer_bytes(sf) + PARTIAL_BYTES * _components(sf.fold) * math.prod(sf.fold.shape)
 
 
 def covered(root: object) -> StreamedFold | None:
@@ -256,13 +264,19 @@ def streamed_call(sf: StreamedFold) -> StreamedCall:
         return StreamedCall(part, tuple(part.shape), calls.ANY_CUT, tree, first)
     shape = shape_of(sf.producer)
     width = math.prod(shape[1:])
-    reserve = 3 * first.p * PARTIAL_BYTES
+    reserve = 3 * first.p * PARTIAL_BYTES * _components(fold)
     if first.strided:  # the first chunk holds each partial's first element
         cut = calls.Cut(1, -(-first.p // max(width, 1)), reserve)
     else:  # chunks start at multiples of c elements
         granule = first.c // math.gcd(first.c, width) if width else 1
         cut = calls.Cut(granule, granule, reserve)
     return StreamedCall(sf.producer, shape, cut, tree, first)
+
+
+def _components(fold: Fold) -> int:
+    """Arrays a partial of ``fold`` takes: one, or one per component of a tuple."""
+    key = items_key(fold.z)
+    return len(key) if isinstance(key, tuple) else 1
 
 
 def _args(st: Stage) -> tuple[int, int, int, bool, int]:
@@ -306,9 +320,18 @@ def run(sf: StreamedFold, dtype: Any = None, rows: int | None = None) -> Any:
 def finish_whole(sf: StreamedFold, call: StreamedCall, partials: Any, dtype: Any) -> Any:
     """A ``fold_all``'s result from the first stage's partials (``Carry.current``)."""
     if not call.stages:  # one left fold: its one partial is the result
-        out = to_host(partials).reshape(())
-        return out if dtype is None else out.astype(dtype)
-    return finish(replace(sf.fold, a=partials, n=call.first.p), dtype)
+        out = to_host(partials)
+        if isinstance(out, tuple):
+            dts = dtype if isinstance(dtype, tuple | list) else [dtype] * len(out)
+            return tuple(_scalar(o, dt) for o, dt in zip(out, dts, strict=True))
+        return _scalar(out, dtype)
+    return finish(replace(sf.fold, a=as_arrays_source(partials), n=call.first.p), dtype)
+
+
+def _scalar(out: Any, dtype: Any) -> Any:
+    """A one-partial fold's result: its partial as a 0-d array (cast to ``dtype``)."""
+    out = out.reshape(())
+    return out if dtype is None else out.astype(dtype)
 
 
 def finish(rest: Fold, dtype: Any) -> Any:
@@ -342,93 +365,3 @@ def to_host(x: Any) -> Any:
         return x
     get = getattr(x, "get", None)
     return np.asarray(get() if get is not None else x)
-
-
-def continued(
-    f: Callable[..., Any], acc: Any, block: Any, first: int, p: int
-) -> Callable[[int], Any]:
-    """The element function (over ``t < p``) that continues strided partial ``t`` from
-    ``acc[t]`` over its elements in ``block``, the run of the flat source from element
-    ``first``: those ``= t (mod p)``, in order -- the loop of ``Partials`` resumed."""
-    m = int(block.shape[0])
-
-    def step(t: int) -> Any:
-        a = acc[t]
-        for k in range((t - first) % p, m, p):
-            a = f(a, block[k])
-        return a
-
-    return step
-
-
-class Carry:
-    """The first stage's partials of a ``fold_all``, chunk after chunk (an
-    ``execute.Reduce``; module docstring). On the GPU each call runs on its chunk's
-    stream, after the previous chunk's kernels where a strided stage continues their
-    partials. The partials live in two device buffers allocated once (``xp``: NumPy in
-    the simulator, CuPy on the GPU), the current and the next."""
-
-    def __init__(
-        self, fold: Fold, stage: Stage, width: int, dtype: Any, *, backend: Backend, cp: Any
-    ) -> None:
-        self.fold = fold
-        self.stage = stage
-        self.width = width
-        """Elements per row of the producer (a chunk of rows is a run of elements)."""
-        self.backend = backend
-        self.cp = cp
-        self.options = config.compile_options()
-        xp = np if cp is None else cp
-        self.current: Any = xp.empty(stage.p, dtype)
-        """The partials so far."""
-        self.spare: Any = xp.empty(stage.p, dtype) if stage.strided else None
-        self.event: Any = None
-        """The last strided kernel's completion (GPU)."""
-
-    @classmethod
-    def of(cls, sf: StreamedFold, call: StreamedCall, p: calls.Prepared, cp: Any) -> Carry:
-        """The carry of a prepared ``fold_all`` (``cp``: CuPy on the GPU, else ``None``)."""
-        if len(p.dtypes) != 1:
-            raise unsupported("it is a fold_all of tuples")
-        fold, st = sf.fold, call.first
-        probe = Partials(fold.f, fold.z, Leaf(np.empty(1, p.dtypes[0])), 1, 1, 1, True, st.lanes)
-        width = math.prod(call.shape[1:])
-        return cls(fold, st, width, np.dtype(probe.dtypes[0]), backend=p.backend, cp=cp)
-
-    def __call__(self, block: Block, results: Sequence[Any]) -> None:
-        (lo, _), *_ = block
-        flat = results[0].reshape(-1)
-        first, st = lo * self.width, self.stage
-        if not st.strided:  # (chunks start at multiples of c: independent partials)
-            if first % st.c:
-                raise OffloadError(f"internal: a chunk starts inside a partial ({first})")
-            t0 = first // st.c
-            self.launch(flat, first, None, self.current[t0 : t0 + -(-flat.shape[0] // st.c)])
-            return
-        stream = self.cp.cuda.get_current_stream() if self.cp is not None else None
-        if stream is not None and self.event is not None:
-            stream.wait_event(self.event)  # the partials the previous chunk left
-        if first == 0:
-            if flat.shape[0] < st.p:
-                raise OffloadError("internal: the first chunk must hold every partial's start")
-            self.launch(flat, 0, None, self.current)
-        else:
-            self.launch(flat, first, self.current, self.spare)
-            self.spare, self.current = self.current, self.spare
-        if stream is not None:
-            self.event = stream.record()
-
-    def launch(self, flat: Any, first: int, acc: Any, out: Any) -> None:
-        """The kernel of one chunk (``flat``: the flat source's elements from ``first``)
-        into ``out``: the stage's partials from ``z`` (``acc`` is ``None``: contiguous
-        partials, or the first chunk's strided ones), else the strided partials ``acc``
-        continued (``continued``)."""
-        st = self.stage
-        m, f, z = int(flat.shape[0]), self.fold.f, self.fold.z
-        target: Any
-        if acc is None:
-            target = Partials(f, z, Leaf(flat), m, int(out.shape[0]), st.c, st.strided, st.lanes)
-        else:
-            target = continued(f, acc, flat, first, st.p)
-        shape = tuple(int(n) for n in out.shape)
-        driver.run(self.backend, target, shape, np.dtype(out.dtype), out, self.options)

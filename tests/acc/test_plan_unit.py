@@ -58,8 +58,18 @@ def test_wide_rule_follows_the_target_and_the_mode():
 def test_commutes_recognises_only_commuting_operators_of_both_parameters():
     assert commutes(add) and commutes(lambda a, b: b * a) and commutes(lambda x, y: x ^ y)
     assert not commutes(sub) and not commutes(max_) and not commutes(lambda a, b: a + a)
-    assert not commutes(lambda p, q: (p[0] + q[0], p[1] + q[1]))
     assert not commutes(print)
+
+
+def test_commutes_recognises_component_wise_commuting_tuples():
+    assert commutes(lambda p, q: (p[0] + q[0], q[1] * p[1]))
+    assert commutes(lambda p, q: (p[0] | q[0],))
+    assert not commutes(lambda p, q: (p[0] + q[1], p[1] + q[0]))  # (components crossed)
+    assert not commutes(lambda p, q: (p[0] + q[0], max(p[1], q[1])))
+    assert not commutes(lambda p, q: (p[0] + p[0], q[1] + q[1]))
+    assert not commutes(lambda p, q: (p[0] - q[0], p[1] + q[1]))
+    assert not commutes(lambda p, q: (p[k] + q[k] for k in range(2)))
+    assert not commutes(lambda p, q: ())
 
 
 def test_many_long_rows_and_long_segments_get_neighbouring_lanes_on_the_gpu():

@@ -226,6 +226,10 @@ def test_a_fold_within_the_limit_is_not_streamed(streamed_folds):
     assert streamed_folds == [] and np.asarray(got).tobytes() == want
 
 
+def add5(a, b):
+    return (a[0] + b[0], a[1] + b[1], a[2] + b[2], a[3] + b[3], a[4] + b[4])
+
+
 def _scan(x):
     return ol.scanl(add, 0.0, x)
 
@@ -238,9 +242,9 @@ UNSUPPORTED = {
     "map-of-a-scan": (lambda: ol.map(scaled, _scan(X200)), "a Map, over a Scan"),
     "fold-of-a-scan": (lambda: ol.fold_all(add, 0.0, _scan(X200)), "source holds a Scan"),
     "fold1": (lambda: ol.fold1(add, X200), "fold1"),
-    "fold_all-of-tuples": (
-        lambda: ol.fold_all(lambda a, b: (a[0] + b[0], a[1] + b[1]), (0.0, 0.0), (X200, X200)),
-        "fold_all of tuples",
+    "fold_all-of-wide-tuples": (
+        lambda: ol.fold_all(add5, (0.0,) * 5, (X200,) * 5),
+        "fold_all of nested tuples or of more than 4 components",
     ),
     "map-of-a-fold": (lambda: ol.map(scaled, ol.fold(add, 0.0, M)), "a Map, over a Fold"),
     "shared-work": (lambda: _shared(ol.map(scaled, X200)), "used twice (shared work)"),
@@ -300,11 +304,14 @@ def test_a_tree_refused_with_memory_error_that_cannot_stream_raises_it():
 
 
 class _DeferredCarry(collectives.Carry):
-    def launch(self, flat, first, acc, out):
+    def launch(self, flats, first, acc, out):
         queue = fake_cupy.Stream.current.queue
         run = super().launch
-        host = np.asarray
-        queue.append(lambda: run(host(flat), first, None if acc is None else host(acc), host(out)))
+
+        def host(arrays):
+            return [np.asarray(a) for a in arrays]
+
+        queue.append(lambda: run(host(flats), first, None if acc is None else host(acc), host(out)))
 
 
 @pytest.fixture
@@ -397,6 +404,85 @@ def test_a_streamed_fold_takes_dtype(streamed_folds):
     ol.config.device_memory_limit = 600
     got = ol.compute_g(tree, dtype=np.float64)
     assert streamed_folds == [tree] and bits(got) == bits(want)
+
+
+def pair_add(a, b):
+    return a[0] + b[0], a[1] + b[1]
+
+
+def squared(v):
+    return v * v
+
+
+def first_largest(a, b):
+    """(value, index) of the first largest value: associative, does not commute."""
+    return a if a[0] >= b[0] else b
+
+
+def mat2(a, b):
+    a0, a1, a2, a3 = a
+    b0, b1, b2, b3 = b
+    return (a0 * b0 + a1 * b2, a0 * b1 + a1 * b3, a2 * b0 + a3 * b2, a2 * b1 + a3 * b3)
+
+
+PICK = np.array([[1, 1, 0, 1], [1, 0, 1, 1], [0, 1, 1, 0], [2, 1, 1, 1]])
+MATS = tuple(np.ascontiguousarray(PICK[RNG.integers(0, 4, 600)][:, k]) for k in range(4))
+
+TUPLE_FOLDS = {
+    "pair-strided-no-stage": (
+        lambda: ol.fold_all(pair_add, (0.0, 0.0), (X200[:40],) * 2),
+        120,
+    ),
+    "pair-strided": (
+        lambda: ol.fold_all(pair_add, (0.0, 0.0), (X200, ol.map(squared, X200))),
+        1200,
+    ),
+    "pair-strided-two-stages": (
+        lambda: ol.fold_all(pair_add, (0.0, 0.0), (ol.map(scaled, X4097), X4097)),
+        12000,
+    ),
+    "argmax-contiguous": (
+        lambda: ol.fold_all(first_largest, (-np.inf, -1), (WITH_NAN, np.arange(400))),
+        4000,
+    ),
+    "mat2-of-4": (lambda: ol.fold_all(mat2, (1, 0, 0, 1), MATS), 8000),
+}
+
+
+@sim
+@pytest.mark.parametrize(("make", "limit"), TUPLE_FOLDS.values(), ids=TUPLE_FOLDS.keys())
+def test_a_streamed_fold_all_of_tuples_has_the_unstreamed_bits(make, limit, streamed_folds):
+    got = _streamed_equals_unstreamed(make(), limit, streamed_folds)
+    assert isinstance(got, tuple) and all(g.shape == () for g in got)
+
+
+@sim
+@pytest.mark.parametrize("rows", [8, 37])
+def test_the_gpu_pipeline_carries_tuple_partials_in_chunk_order(fake_cp, rows):
+    tree = ol.fold_all(pair_add, (0.0, 0.0), (ol.map(scaled, X200), X200))
+    want = bits(ol.compute_g(tree))
+    sf = collectives.recognise(tree)
+    call = collectives.streamed_call(sf)
+    p = stream.prepare(call.target, call.shape, rows=rows, cut=call.cut)
+    assert call.first.strided and len(p.plan.chunks) > 2
+    carry = _DeferredCarry.of(sf, call, p, fake_cp)
+    run_gpu(
+        fake_cp,
+        fake_cupy.Deferred(p.kernel),
+        p.backend,
+        p.wf,
+        p.plan,
+        p.values,
+        p.extents,
+        p.shape,
+        p.dtypes,
+        2,
+        Progress(len(p.plan.chunks), False),
+        carry,
+    )
+    partials = tuple(np.asarray(c) for c in carry.current)
+    assert bits(collectives.finish_whole(sf, call, partials, None)) == want
+    assert len(fake_cp.waits) == len(p.plan.chunks) - 1
 
 
 # On a real GPU (the ``gpu`` lane): the pipeline's three streams, the carry's kernels on
