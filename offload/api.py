@@ -80,7 +80,7 @@ def _context(target: Target, options: Any) -> Context:
     stamp, backend = target.state
     if stamp is not options:
         backend = target.resolve(options)
-    ctx = target.context
+    ctx: Context | None = target.context
     if (
         ctx is None
         or ctx.backend is not backend

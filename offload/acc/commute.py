@@ -38,6 +38,8 @@ def commutes(f: Callable[..., Any]) -> bool:
         expr = node.body[0].value
     else:
         return False
+    if expr is None:
+        return False
     if isinstance(expr, ast.Tuple):
         return bool(expr.elts) and all(_commuting(e, params, component=True) for e in expr.elts)
     return _commuting(expr, params, component=False)
