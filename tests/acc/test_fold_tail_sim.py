@@ -144,3 +144,17 @@ def test_a_fold_of_bools_keeps_its_element_stages(tails):
     x[-3] = True
     got = ol.compute_g(ol.fold_all(either, False, x))
     assert bool(got) is True and not any(tails)
+
+
+def pair_add(a, b):
+    return a[0] + b[0], a[1] * b[1]
+
+
+def test_a_commuting_tuple_combine_takes_strided_stages(tails):
+    from offload.acc.commute import commutes
+
+    assert commutes(pair_add)
+    rng = np.random.default_rng(13)
+    x = rng.standard_normal(2 * TWO_STAGES).astype(np.float32)
+    y = (1.0 + rng.standard_normal(2 * TWO_STAGES) * 1e-3).astype(np.float64)
+    check(ol.fold_all(pair_add, (0.0, 1.0), (x, y)), tails)
