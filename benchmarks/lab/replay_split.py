@@ -12,21 +12,11 @@ kernels are shorter.
 from __future__ import annotations
 
 import argparse
-import time
-from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
-
-def _per_call(cp: Any, fn: Callable[[], Any], calls: int) -> float:
-    fn()
-    cp.cuda.Device().synchronize()
-    t0 = time.perf_counter()
-    for _ in range(calls):
-        fn()
-    cp.cuda.Device().synchronize()
-    return (time.perf_counter() - t0) / calls * 1e6
+from benchmarks.lab.fold_bw import _pipelined
 
 
 def _launch_floor(cp: Any, frozen: Any, calls: int) -> list[tuple[str, float]]:
@@ -41,7 +31,7 @@ def _launch_floor(cp: Any, frozen: Any, calls: int) -> list[tuple[str, float]]:
     rows = [
         (
             "    cupy launchKernel",
-            _per_call(cp, lambda: launch(fn, gx, gy, gz, bx, by, bz, 0, stream, addr, 0), calls),
+            _pipelined(cp, lambda: launch(fn, gx, gy, gz, bx, by, bz, 0, stream, addr, 0), calls),
         )
     ]
     lib = ctypes.CDLL("libcuda.so.1")
@@ -63,11 +53,11 @@ def _launch_floor(cp: Any, frozen: Any, calls: int) -> list[tuple[str, float]]:
     rows.append(
         (
             "    ctypes cuLaunchKernel",
-            _per_call(cp, lambda: cu(fn, gx, gy, gz, bx, by, bz, 0, stream, addr, None), calls),
+            _pipelined(cp, lambda: cu(fn, gx, gy, gz, bx, by, bz, 0, stream, addr, None), calls),
         )
     )
     rows.append(
-        ("    get_current_stream", _per_call(cp, lambda: cp.cuda.get_current_stream().ptr, calls))
+        ("    get_current_stream", _pipelined(cp, lambda: cp.cuda.get_current_stream().ptr, calls))
     )
     return rows
 
@@ -100,18 +90,18 @@ def main() -> None:
         values = entry.fetch(node)
         key = (ctx.options, ctx.determinism, replay.signature(values))
         plan = entry.plans[key]
-        rows = [("cupy.sum", _per_call(cp, lambda: cp.sum(x), args.calls))]
-        rows.append(("compute_g", _per_call(cp, lambda: ol.compute_g(node), args.calls)))
+        rows = [("cupy.sum", _pipelined(cp, lambda: cp.sum(x), args.calls))]
+        rows.append(("compute_g", _pipelined(cp, lambda: ol.compute_g(node), args.calls)))
         rows.append(
             (
                 "compute_g, a new node",
-                _per_call(cp, lambda: ol.compute_g(ol.fold_all(add, 0.0, x)), args.calls),
+                _pipelined(cp, lambda: ol.compute_g(ol.fold_all(add, 0.0, x)), args.calls),
             )
         )
         rows.append(
             (
                 "replay.compute",
-                _per_call(cp, lambda: replay.compute(ctx, node, None, None), args.calls),
+                _pipelined(cp, lambda: replay.compute(ctx, node, None, None), args.calls),
             )
         )
 
@@ -120,14 +110,14 @@ def main() -> None:
             vals = ent.fetch(node)
             return ent.plans.get((ctx.options, ctx.determinism, replay.signature(vals)))
 
-        rows.append(("lookup", _per_call(cp, lookup, args.calls)))
-        rows.append(("plan.run", _per_call(cp, lambda: plan.run(values), args.calls)))
+        rows.append(("lookup", _pipelined(cp, lookup, args.calls)))
+        rows.append(("plan.run", _pipelined(cp, lambda: plan.run(values), args.calls)))
         done: list[Any] = []
         for i, step in enumerate(plan.steps):
             ins = [replay._fetch(r, values, done) for r in step.refs]
             done.append(step.fn(*ins))
             name = f"step {i} {type(step.fn).__name__}"
-            rows.append((name, _per_call(cp, lambda f=step.fn, a=ins: f(*a), args.calls)))
+            rows.append((name, _pipelined(cp, lambda f=step.fn, a=ins: f(*a), args.calls)))
             fn = step.fn
             if isinstance(fn, driver.Launch):
                 be, comp = fn.backend, fn.compiled
@@ -136,26 +126,28 @@ def main() -> None:
                 rows.append(
                     (
                         "  allocate",
-                        _per_call(cp, lambda: be.allocate(fn.shape, comp.dtypes), args.calls),
+                        _pipelined(cp, lambda: be.allocate(fn.shape, comp.dtypes), args.calls),
                     )
                 )
                 rows.append(
                     (
                         "  prepare_captures",
-                        _per_call(cp, lambda: be.prepare_captures(ins), args.calls),
+                        _pipelined(cp, lambda: be.prepare_captures(ins), args.calls),
                     )
                 )
                 rows.append(
                     (
                         "  kernel.launch",
-                        _per_call(cp, lambda: comp.kernel.launch(fn.shape, outs, prep), args.calls),
+                        _pipelined(
+                            cp, lambda: comp.kernel.launch(fn.shape, outs, prep), args.calls
+                        ),
                     )
                 )
             elif fn._fast:
                 frozen = fn._fast[1]
                 ptrs = [p.data.ptr for p in ins] + [cp.empty(1, dt).data.ptr for dt in fn.dts]
-                rows.append(("  empty", _per_call(cp, lambda: cp.empty(1, fn.dts[0]), args.calls)))
-                rows.append(("  frozen launch", _per_call(cp, lambda: frozen(*ptrs), args.calls)))
+                rows.append(("  empty", _pipelined(cp, lambda: cp.empty(1, fn.dts[0]), args.calls)))
+                rows.append(("  frozen launch", _pipelined(cp, lambda: frozen(*ptrs), args.calls)))
                 rows += _launch_floor(cp, frozen, args.calls)
         print(f"== 2^{e}")
         for name, us in rows:

@@ -10,11 +10,10 @@ import numpy as np
 import pytest
 
 import offload as ol
-from offload import driver, replay
-from offload.acc.base import Context
-from offload.acc.graph import compute as compute_graph
+from offload import replay
 from offload.config import config
-from offload.targets import PAR, SEQ
+from offload.targets import SEQ
+from tests.acc.test_replay import same_bits, scheduled
 
 pytestmark = pytest.mark.cpu
 
@@ -29,18 +28,6 @@ def add(a, b):
 
 def scaled(v):
     return v * SCALE
-
-
-def scheduled(compute, node):
-    target = SEQ if compute is ol.compute_s else PAR
-    options = config.compile_options()
-    ctx = Context(target.resolve(options), options, config.determinism, run=driver.run)
-    return compute_graph(ctx, node, None, None)
-
-
-def same_bits(a, b):
-    a, b = np.asarray(a), np.asarray(b)
-    assert a.dtype == b.dtype and a.shape == b.shape and a.tobytes() == b.tobytes()
 
 
 @pytest.fixture

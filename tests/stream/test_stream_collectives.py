@@ -338,6 +338,27 @@ def fake_cp(monkeypatch):
     stream.release()  # (the fake's "pinned" block is host memory: not for a real run)
 
 
+def _pipeline(fake_cp, sf, call, p, slots):
+    """The prepared streamed fold ``p`` through the GPU pipeline on the stand-in CuPy with
+    ``slots`` streams: its carry, holding the first stage's partials."""
+    carry = _DeferredCarry.of(sf, call, p, fake_cp)
+    run_gpu(
+        fake_cp,
+        fake_cupy.Deferred(p.kernel),
+        p.backend,
+        p.wf,
+        p.plan,
+        p.values,
+        p.extents,
+        p.shape,
+        p.dtypes,
+        slots,
+        Progress(len(p.plan.chunks), False),
+        carry,
+    )
+    return carry
+
+
 @sim
 @pytest.mark.parametrize("slots", [1, 2, 3])
 @pytest.mark.parametrize(
@@ -353,22 +374,7 @@ def test_the_gpu_pipeline_carries_the_partials_in_chunk_order(fake_cp, slots, f,
     p = stream.prepare(call.target, call.shape, rows=rows, cut=call.cut)
     chunks = len(p.plan.chunks)
     assert chunks > slots
-    kernel = fake_cupy.Deferred(p.kernel)
-    carry = _DeferredCarry.of(sf, call, p, fake_cp)
-    run_gpu(
-        fake_cp,
-        kernel,
-        p.backend,
-        p.wf,
-        p.plan,
-        p.values,
-        p.extents,
-        p.shape,
-        p.dtypes,
-        slots,
-        Progress(len(p.plan.chunks), False),
-        carry,
-    )
+    carry = _pipeline(fake_cp, sf, call, p, slots)
     got = collectives.finish_whole(sf, call, np.asarray(carry.current), None)
     assert got.tobytes() == want
     if call.first.strided:  # chunk k waits on the stream chunk k - 1 ran on
@@ -465,21 +471,7 @@ def test_the_gpu_pipeline_carries_tuple_partials_in_chunk_order(fake_cp, rows):
     call = collectives.streamed_call(sf)
     p = stream.prepare(call.target, call.shape, rows=rows, cut=call.cut)
     assert call.first.strided and len(p.plan.chunks) > 2
-    carry = _DeferredCarry.of(sf, call, p, fake_cp)
-    run_gpu(
-        fake_cp,
-        fake_cupy.Deferred(p.kernel),
-        p.backend,
-        p.wf,
-        p.plan,
-        p.values,
-        p.extents,
-        p.shape,
-        p.dtypes,
-        2,
-        Progress(len(p.plan.chunks), False),
-        carry,
-    )
+    carry = _pipeline(fake_cp, sf, call, p, 2)
     partials = tuple(np.asarray(c) for c in carry.current)
     assert bits(collectives.finish_whole(sf, call, partials, None)) == want
     assert len(fake_cp.waits) == len(p.plan.chunks) - 1
