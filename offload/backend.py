@@ -101,3 +101,18 @@ class Backend(Protocol):
         """The target's part of ``ol.explain`` for optimised IR ``fn``: its kernel
         pipeline's passes, the kernel source and what else the target knows."""
         ...
+
+
+class PreparedLaunches:
+    """A backend whose replayed steps prepare their captures and launch each time (the
+    CPU's: numba's dispatcher does its own argument work; the simulator's)."""
+
+    def replay_launch(
+        self,
+        kernel: Any,
+        shape: tuple[int, ...],
+        dtypes: Sequence[np.dtype[Any]],
+        values: Sequence[Any],
+    ) -> Callable[..., list[Any] | None] | None:
+        """No frozen launch (``Backend.replay_launch``)."""
+        return None

@@ -47,6 +47,7 @@ from offload.lowering import check_and_lower
 from offload.opt.manager import Trace, run_pipeline
 from offload.options import CompileOptions
 from offload.runtime.overlap import overlapping
+from offload.steps import Launch
 from offload.warm_lane import LANE_MEMOS, Compiled, Memo
 from offload.warm_lane import LANES as _LANES
 
@@ -291,35 +292,8 @@ def _run(  # noqa: PLR0917
         if dtype is not None or any(c.value is not None for c in compiled.ir.captures):
             record.refuse("the kernel was specialised on this call's dtype= or array contents")
         else:
-            record.step(Launch(backend, compiled, shape), values, result)
+            record.step(Launch(backend, compiled.kernel, compiled.dtypes, shape), values, result)
     return result
-
-
-@dataclass(frozen=True)
-class Launch:
-    """One specialisation's kernel run over ``shape`` for captured values of the types it
-    was compiled for, into fresh results (a step of the replay lane: ``offload.replay``)."""
-
-    backend: Backend
-    compiled: Compiled
-    shape: tuple[int, ...]
-    _fast: list[Any] = field(default_factory=list, compare=False)
-    """``[run]``: the backend's ``replay_launch`` for this step (made by its first
-    replay), or ``[None]``: the general launch."""
-
-    def __call__(self, *values: Any) -> Any:
-        fast = self._fast
-        if not fast:
-            kernel, dtypes = self.compiled.kernel, self.compiled.dtypes
-            fast.append(self.backend.replay_launch(kernel, self.shape, dtypes, values))
-        run = fast[0]
-        outs = None if run is None else run(*values)
-        if outs is None:
-            outs = self.backend.allocate(self.shape, self.compiled.dtypes)
-            if 0 not in self.shape:
-                captures = self.backend.prepare_captures(values)
-                self.compiled.kernel.launch(self.shape, outs, captures)
-        return outs[0] if len(outs) == 1 else tuple(outs)
 
 
 def tree_entry(backend: Backend, root: Any) -> Entry:

@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from offload.backend import Launcher, Pinned
+from offload.backend import Launcher, Pinned, PreparedLaunches
 from offload.cpu.diskcache import CpuDiskCache, kernel_key
 from offload.cpu.loopnest import CpuHooks, kernel_function, task_count
 from offload.cpu.parallel import PARALLEL_FLAGS, ForkGuard, flags_compiler
@@ -299,7 +299,7 @@ def _without_loop_vectoriser(call: Callable[[], object]) -> None:
             setattr(config, "LOOP_VECTORIZE", old)  # noqa: B010
 
 
-class CpuBackend:
+class CpuBackend(PreparedLaunches):
     """``cpu-seq`` or ``cpu-par`` (see ``offload.backend.Backend``)."""
 
     def __init__(self, parallel: bool) -> None:
@@ -428,16 +428,6 @@ class CpuBackend:
         self, fn: Function, kernel: Any, values: Sequence[Any], general: Launcher
     ) -> Launcher | None:
         """The general launch serves: numba's dispatcher does its own argument work."""
-        return None
-
-    def replay_launch(
-        self,
-        kernel: Any,
-        shape: tuple[int, ...],
-        dtypes: Sequence[np.dtype[Any]],
-        values: Sequence[Any],
-    ) -> Callable[..., list[Any] | None] | None:
-        """numba's dispatcher does its own argument work."""
         return None
 
     def explain(self, fn: Function, options: CompileOptions, shape: tuple[int, ...]) -> str:

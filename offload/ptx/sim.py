@@ -9,12 +9,12 @@ conversion) in device mode, as the GPU returns NumPy and CuPy arrays.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
-from offload.backend import Launcher, Pinned
+from offload.backend import Launcher, Pinned, PreparedLaunches
 from offload.ir.core import Function
 from offload.options import CompileOptions
 from offload.ptx.choice import KernelChoice, build_choice
@@ -28,7 +28,7 @@ from offload.ptx.simarray import SimDeviceArray
 from offload.runtime.memory import frozen_table
 
 
-class SimBackend:
+class SimBackend(PreparedLaunches):
     """The simulator target (see ``offload.backend.Backend``)."""
 
     def __init__(self, mode: str = "unified") -> None:
@@ -94,16 +94,6 @@ class SimBackend:
         self, fn: Function, kernel: Any, values: Sequence[Any], general: Launcher
     ) -> Launcher | None:
         """No fused launch: every call prepares its captures."""
-        return None
-
-    def replay_launch(
-        self,
-        kernel: Any,
-        shape: tuple[int, ...],
-        dtypes: Sequence[np.dtype[Any]],
-        values: Sequence[Any],
-    ) -> Callable[..., list[Any] | None] | None:
-        """The simulator launches each step as it comes."""
         return None
 
     def explain(self, fn: Function, options: CompileOptions, shape: tuple[int, ...]) -> str:

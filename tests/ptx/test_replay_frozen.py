@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 from offload import driver
+from offload.steps import Launch
 from tests.ptx.test_launch_fastpath import _backend, _counting_prepare, _last
 
 pytestmark = pytest.mark.ptx
@@ -48,7 +49,7 @@ def test_a_replayed_step_launches_frozen_with_the_general_launchs_parameters(fak
         first = driver.run(be, shifted, (6,), record=rec)
         general = dict(_last(state))
         ((launch, inputs),) = rec.steps
-        assert isinstance(launch, driver.Launch)
+        assert isinstance(launch, Launch)
         at = next(k for k, v in enumerate(inputs) if v is ys)
         other = cp.asarray(np.arange(6.0) + 10.0)
         out = launch(*[other if k == at else v for k, v in enumerate(inputs)])
