@@ -46,6 +46,13 @@ occupancy holds about 270,000 threads; Little's law at 3.35 TB/s and ~600 ns ask
 about 2 MB in flight, two float32 loads a thread)."""
 
 
+def _plain_array(x: object) -> bool:
+    """A NumPy or CuPy array, which the fold tail reads as it is (another library's array
+    -- a torch or JAX tensor -- takes the element kernel's capture path first)."""
+    t = type(x)
+    return t is np.ndarray or (t.__name__ == "ndarray" and t.__module__.startswith("cupy"))
+
+
 def _chunk_end(start: int, c: int, n: int) -> int:
     return min(start + c, n)
 
@@ -133,7 +140,7 @@ class Fold(Scheduled):
         if not plan:
             return None
         src: Any = self.a
-        if not isinstance(src, Delayed) and fold_tail.applies(ctx, plan):
+        if _plain_array(src) and fold_tail.applies(ctx, plan):
             # An array read as it is: the whole tree in one launch where the tail can read
             # its rows (``fold_src.GLOBAL_THREADS``), the same bits.
             whole: object = fold_tail.finish(ctx, self, self.z is not NO_Z, src, plan)

@@ -158,3 +158,14 @@ def test_a_commuting_tuple_combine_takes_strided_stages(tails):
     x = rng.standard_normal(2 * TWO_STAGES).astype(np.float32)
     y = (1.0 + rng.standard_normal(2 * TWO_STAGES) * 1e-3).astype(np.float64)
     check(ol.fold_all(pair_add, (0.0, 1.0), (x, y)), tails)
+
+
+@pytest.mark.parametrize("wrap", ["ArrayInterface", "DLPackTensor"])
+def test_another_librarys_array_is_read_through_the_capture_path(wrap, tails):
+    """A torch- or JAX-like array (by its array interface or DLPack alone) is not read by
+    the tail as it is: the first stage's element kernel captures it, as any capture."""
+    from tests.api import test_interop
+
+    x = np.random.default_rng(17).standard_normal(2 * TWO_STAGES)
+    got = ol.compute_g(ol.fold_all(add, 0.0, getattr(test_interop, wrap)(x)))
+    assert same_bits(got, ol.compute_g(ol.fold_all(add, 0.0, x)))
