@@ -32,6 +32,7 @@ from offload.acc.skeletons.build import (
     working,
     xp_for,
 )
+from offload.acc.skeletons.deliver import deliver_to
 from offload.acc.skeletons.fold_src import GLOBAL_THREADS, fold_tail_kernel, shared_values
 from offload.acc.skeletons.operands import (
     combine_for,
@@ -162,13 +163,15 @@ class _Tail:
         blocks = min(rows, MAX_BLOCKS)
         self.module.launch("fold_tail", rows, *args, blocks=blocks)
         pointer = getattr(self.backend, "device_pointer", None)
-        if not fast and pointer is not None and _in_place(xs, parts, pointer):
+        device = getattr(self.backend, "mode", None) == "device"  # (unified: delivered)
+        if not fast and device and pointer is not None and _in_place(xs, parts, pointer):
             m, h, nz = len(xs), len(self.head), len(self.zs)
             variable = [*range(h, h + m), *range(h + m + nz, h + 2 * m + nz)]
             made = self.module.freeze("fold_tail", rows, args, variable, blocks)
             if made is not None:
                 fast[:] = [parts[0].shape, made, pointer]
-        return pack([o.reshape(self.lead) for o in outs])
+        # (unified mode: copied into managed results, as every collective's)
+        return pack([deliver_to(self.backend, self.target, o.reshape(self.lead)) for o in outs])
 
 
 def _in_place(xs: Sequence[Any], parts: Sequence[Any], pointer: Callable[[Any], Any]) -> bool:

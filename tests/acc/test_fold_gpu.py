@@ -46,7 +46,10 @@ def _same_as_s(make, xs) -> None:
     config.determinism = "cross_target"
     try:
         dev = [cp.asarray(x) for x in xs] if config.memory == "device" else xs
-        gpu = _host(ol.compute_g(make(*dev)))
+        got = ol.compute_g(make(*dev))
+        kind = cp.ndarray if config.memory == "device" else np.ndarray
+        assert all(type(g) is kind for g in (got if isinstance(got, tuple) else (got,)))
+        gpu = _host(got)
         seq = np.asarray(ol.compute_s(make(*xs)))
         assert gpu.dtype == seq.dtype and gpu.tobytes() == seq.tobytes()
     finally:

@@ -18,9 +18,14 @@ from offload.acc.skeletons.build import managed_view, xp_for
 
 def deliver(ctx: Context, target: str, arr: Any) -> Any:
     """``arr`` (a working array of ``target``) as a result of the call ``ctx``."""
-    if target != "gpu" or getattr(ctx.backend, "mode", "device") != "unified":
+    return deliver_to(ctx.backend, target, arr)
+
+
+def deliver_to(backend: Any, target: str, arr: Any) -> Any:
+    """``arr`` (a working array of ``target``) as a result of a call on ``backend``."""
+    if target != "gpu" or getattr(backend, "mode", "device") != "unified":
         return arr
-    out = ctx.backend.allocate(tuple(arr.shape), [arr.dtype])[0]
+    out = backend.allocate(tuple(arr.shape), [arr.dtype])[0]
     view = managed_view(xp_for(target), out, prefetch=False)
     if view is not None:
         view[...] = arr  # a device-to-device copy into the managed result
