@@ -30,7 +30,15 @@ def test_explain_of_an_element_function_says_there_is_no_ptx():
     assert "== IR after lowering" in text
 
 
+def halved(v):
+    return v * 0.5
+
+
 def test_explain_of_a_collective_graph_runs_its_stages():
     x = np.arange(20_000, dtype=np.float32)
-    text = ol.explain(ol.fold_all(add, 0.0, x), target="gpu", file=io.StringIO())
-    assert "collective graph" in text and "no PTX under numba's CUDA simulator" in text
+    node = ol.fold_all(add, 0.0, ol.map(halved, x))  # (a producer: an element stage first)
+    text = ol.explain(node, target="gpu", file=io.StringIO())
+    assert "collective graph: 2 kernel(s)" in text
+    assert "no PTX under numba's CUDA simulator" in text and "fold tail" in text
+    alone = ol.explain(ol.fold_all(add, 0.0, x), target="gpu", file=io.StringIO())
+    assert "collective graph: 1 kernel(s)" in alone and "fold tail" in alone  # (an array)
