@@ -19,6 +19,7 @@ from offload.acc.plan import stages
 from offload.stream import collectives
 from offload.stream.execute import run_gpu
 from offload.stream.progress import Progress
+from tests.acc.skeleton_refs import matmul2
 from tests.stream import fake_cupy
 from tests.stream.collective_helpers import bits, sim_or_gpu  # noqa: F401 (fixture)
 
@@ -425,12 +426,6 @@ def first_largest(a, b):
     return a if a[0] >= b[0] else b
 
 
-def mat2(a, b):
-    a0, a1, a2, a3 = a
-    b0, b1, b2, b3 = b
-    return (a0 * b0 + a1 * b2, a0 * b1 + a1 * b3, a2 * b0 + a3 * b2, a2 * b1 + a3 * b3)
-
-
 PICK = np.array([[1, 1, 0, 1], [1, 0, 1, 1], [0, 1, 1, 0], [2, 1, 1, 1]])
 MATS = tuple(np.ascontiguousarray(PICK[RNG.integers(0, 4, 600)][:, k]) for k in range(4))
 
@@ -451,7 +446,7 @@ TUPLE_FOLDS = {
         lambda: ol.fold_all(first_largest, (-np.inf, -1), (WITH_NAN, np.arange(400))),
         4000,
     ),
-    "mat2-of-4": (lambda: ol.fold_all(mat2, (1, 0, 0, 1), MATS), 8000),
+    "mat2-of-4": (lambda: ol.fold_all(matmul2, (1, 0, 0, 1), MATS), 8000),
 }
 
 

@@ -144,19 +144,28 @@ class Template:
                 run += _flat(a, nd)
         self.segments.append(run)
 
-    def launch(self, grid: int, threads: int, *values: Any) -> None:
-        """Run with ``values`` at the variable positions, in order."""
-        raw = self.raw
-        nd = raw.cp.ndarray
+    def _assemble(self, values: Sequence[Any]) -> tuple[list[Any], list[Any], list[int]]:
+        """The arguments' keys with ``values`` at the variable positions, their flat
+        values in numba's ABI (up to a value of no kind this launcher packs: its key is
+        ``None``), and the byte offset of each variable array's data address there."""
+        nd = self.raw.cp.ndarray
         keys = self.keys[:]
         flat = self.segments[0][:]
+        data: list[int] = []
         for pos, v, seg in zip(self.variable, values, self.segments[1:], strict=True):
             key = arg_key(v, nd)
             keys[pos] = key
             if key is None:
                 break
+            data.append(8 * (len(flat) + 4))  # (meminfo, parent, nitems, itemsize, data)
             flat += _flat(v, nd)
             flat += seg
+        return keys, flat, data
+
+    def launch(self, grid: int, threads: int, *values: Any) -> None:
+        """Run with ``values`` at the variable positions, in order."""
+        raw = self.raw
+        keys, flat, _ = self._assemble(values)
         packed = raw.by_key.get(tuple(keys)) if None not in keys else None
         if packed is not None and raw.packed_launch(packed, grid, threads, flat):
             return
@@ -171,17 +180,9 @@ class Template:
         strides); ``None`` before a launch of these kinds was learned, or where a value is
         not an array or does not pack."""
         raw = self.raw
-        nd = raw.cp.ndarray
-        keys = self.keys[:]
-        flat = self.segments[0][:]
-        patch: list[int] = []
-        for pos, v, seg in zip(self.variable, values, self.segments[1:], strict=True):
-            if type(v) is not nd:
-                return None
-            keys[pos] = arg_key(v, nd)
-            patch.append(8 * (len(flat) + 4))  # (meminfo, parent, nitems, itemsize, data)
-            flat += _flat(v, nd)
-            flat += seg
+        if any(type(v) is not raw.cp.ndarray for v in values):
+            return None
+        keys, flat, patch = self._assemble(values)
         packed = raw.by_key.get(tuple(keys)) if None not in keys else None
         if packed is None:
             return None
