@@ -34,6 +34,7 @@ from offload.acc.skeletons.scan_gpu_src import (
 from offload.acc.skeletons.scan_onepass_src import onepass_module, pad
 from offload.acc.skeletons.scan_src import combine_wrapper, fused_kernel, scan_module
 from offload.cpu.threads import ThreadChoice, now
+from offload.diagnostics import OffloadError
 
 GPU_CHUNK = 32
 """Elements per chunk (per GPU thread) of the GPU's chunk tree, and the CPU's under
@@ -48,6 +49,21 @@ one chunk: 1e5 0.148 / 0.241 / 0.133 ms; 1e6 under load 1.13 / 1.78 / 0.91 ms). 
 2^20 the tree is kept for machines with many cores."""
 
 Dt = np.dtype[Any]
+
+
+def onepass_block(target: str, mode: str, dts: tuple[Dt, ...]) -> int | None:
+    """The block size of the one-pass scan (``scan_onepass_src``) of components ``dts``
+    where it applies, else ``None``: on the GPU and its simulator, in every mode but
+    ``cross_target`` (whose float bits are the chunk tree's, as on the CPU), and there for
+    components that are all integers (any grouping of an associative combine gives the
+    same bits)."""
+    if target not in GPU_TARGETS:
+        return None
+    if mode == "cross_target" and any(dt.kind not in "iu" for dt in dts):
+        return None
+    most = SIM_THREADS if target == "gpu-sim" else THREADS
+    # (the tile's staging, as the staged kernels', plus the chunk totals)
+    return staged_threads(dts, GPU_CHUNK + 2, most)
 
 
 def chunk_size(target: str, length: int, determinism: str) -> int:
@@ -121,16 +137,8 @@ class ScanJob:
 
     def onepass_threads(self) -> int | None:
         """The block size of the one-pass scan (``scan_onepass_src``) where it applies, else
-        ``None``: on the GPU and its simulator, for components that are all integers (any
-        grouping of an associative combine gives the same bits, so every mode may use it)
-        or in ``fast`` mode (floats grouped as the look-back finds them)."""
-        if self.target not in GPU_TARGETS:
-            return None
-        if self.mode != "fast" and any(dt.kind not in "iu" for dt in self.dts):
-            return None
-        most = SIM_THREADS if self.target == "gpu-sim" else THREADS
-        # (the tile's staging, as the staged kernels', plus two buffers of chunk totals)
-        return staged_threads(self.dts, GPU_CHUNK + 2, most)
+        ``None`` (``onepass_block``)."""
+        return onepass_block(self.target, self.mode, self.dts)
 
     def onepass_module(self, tb: int) -> Module:
         """The compiled one-pass scan module for blocks of ``tb`` threads, remembered."""
@@ -149,7 +157,10 @@ class ScanJob:
         combine = self.combine.source(gpu=True)
         user = self.dts[1:] if self.segmented else self.dts
         wrapper = combine_wrapper("ol_comb", user, len(self.caps), self.right, self.segmented)
-        return onepass_module(combine, wrapper, self.dts, len(self.caps), tb=tb, ch=GPU_CHUNK)
+        sim = self.target == "gpu-sim"
+        return onepass_module(
+            combine, wrapper, self.dts, len(self.caps), tb=tb, ch=GPU_CHUNK, sim=sim
+        )
 
     def _one_pass(
         self,
@@ -158,9 +169,12 @@ class ScanJob:
         has_z: int,
         rows: int,
         length: int,
-    ) -> None:
+        seed: list[Any] | None = None,
+    ) -> list[Any]:
         """The inclusive scans of ``_level`` in one launch (``scan_onepass_src``): a block
-        a tile of ``tb`` chunks, tiles taken in order from a counter."""
+        a tile of ``tb`` chunks, tiles taken in order from a counter; with ``seed`` (one
+        row) the row starts from that prefix. Returns the last tile's inclusive prefix
+        (device arrays of one element, a component each: a streamed row's next seed)."""
         xs, zs, outs = arrays
         module = self.onepass_module(tb)
         nch = cdiv(length, GPU_CHUNK)
@@ -169,13 +183,33 @@ class ScanJob:
         xp = xp_for(self.target)
         state = xp.zeros(tiles + 1, np.int32)  # (each tile's status, then the tile counter)
         ags = [xp.empty(tiles * pad(dt), dt) for dt in self.dts]
-        incs = [xp.empty(tiles * pad(dt), dt) for dt in self.dts]
+        # (a slot more than the tiles: without a seed, the kernel's unread seed argument;
+        # the simulator copies every argument back, so it must not overlap another)
+        incs = [xp.empty((tiles + 1) * pad(dt), dt) for dt in self.dts]
+        last = [np.int64(tiles - 1) * pad(dt) for dt in self.dts]
+        spare = [inc[k + p : k + p + 1] for inc, k, p in zip(incs, last, map(pad, self.dts), strict=True)]
         i64 = np.int64
         head = (i64(nch), i64(length), i64(GPU_CHUNK), i64(has_z), i64(self.right), i64(tpr))
-        args = (*head, *xs, *zs, *outs, state[:tiles], state[tiles:], *ags, *incs, *self.caps)
+        flag = i64(seed is not None)
+        args = (*head, flag, *xs, *zs, *outs, state[:tiles], state[tiles:], *ags, *incs)
+        args += (*(spare if seed is None else seed), *self.caps)
         # (the GPU: a block a tile; the simulator runs its few blocks one after another)
         blocks = tiles if self.target == "gpu" else min(tiles, SIM_MAX_BLOCKS)
         module.launch("onepass", tiles, *args, blocks=blocks)
+        return [inc[k : k + 1] for inc, k in zip(incs, last, strict=True)]
+
+    def one_pass_row(
+        self, xs: list[Any], zs: list[Any], has_z: int, length: int, seed: list[Any] | None
+    ) -> tuple[list[Any], list[Any]]:
+        """The one-pass scan of one virtual row of ``length`` from ``xs`` (arrays (1, n)),
+        continued from ``seed`` (the previous part's ``_one_pass`` prefix): its results
+        (arrays (1, length)) and its last prefix -- a streamed vector's chunk."""
+        tb = self.onepass_threads()
+        if tb is None:
+            raise OffloadError("internal: a one-pass row scan where the one pass does not apply")
+        xp = xp_for(self.target)
+        outs = [xp.empty((1, length), dt) for dt in self.dts]
+        return outs, self._one_pass(tb, (xs, zs, outs), has_z, 1, length, seed)
 
     def staged_threads(self) -> int | None:
         """The block size of the GPU's shared-memory kernels for these components, or

@@ -45,14 +45,14 @@ chunk (the result may exceed the budget too).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
 
 from offload.acc.nodes import Leaf, as_source
 from offload.acc.scan import Part, Scan
-from offload.acc.scan_job import GPU_CHUNK, ScanJob, chunk_size
+from offload.acc.scan_job import GPU_CHUNK, ScanJob, chunk_size, onepass_block
 from offload.acc.skeletons.build import captured, cdiv, xp_for
 from offload.acc.skeletons.operands import (
     check_determinism,
@@ -81,6 +81,7 @@ from offload.stream.window import Block
 WORK = 3
 """A chunk's device buffers beside its producer's results, in result bytes: the rescan's
 output (and, rank >= 2, the skeleton's working copies)."""
+Dt = np.dtype[Any]
 TOTALS_RESERVE = 8
 """Device bytes kept out of the budget per tree chunk and per result byte of an element:
 the totals, their carries and the carries' tree."""
@@ -119,11 +120,27 @@ class StreamedScan:
         item = sum(dt.itemsize for dt in dts)
         if not self.vector:
             return calls.Cut(work=WORK * item)
-        c, n = self.chunk(), shape_of(self.producer)[0]
+        tile, n = self.tile(), shape_of(self.producer)[0]
+        c = tile or self.chunk()
         phase = (n + self.has_z) % c if self.scan.right else (-self.has_z) % c
+        if tile is not None:  # (the one pass: whole tiles a chunk, nothing widened)
+            return calls.Cut(c, c, 0, phase, (0, 0), WORK * item)
         overlap = (0, c) if self.scan.right else (c, 0)
         reserve = TOTALS_RESERVE * item * (cdiv(self.length(), c) + 1)
         return calls.Cut(c, c, reserve, phase, overlap, WORK * item)
+
+    def dtypes(self) -> tuple[Dt, ...]:
+        """The scanned components (``scanl1_seg``: the head flag first)."""
+        dts = tuple(source_dtypes(self.scan.a))
+        return dts if self.scan.seg is None else (np.dtype(np.uint8), *dts)
+
+    def tile(self) -> int | None:
+        """Elements of the unstreamed one-pass scan's tile where a vector's scan takes it
+        (``ScanJob.run``), else ``None``."""
+        if not self.vector or self.length() <= GPU_CHUNK:
+            return None
+        tb = onepass_block(stream_backend_name(), config.determinism, self.dtypes())
+        return None if tb is None else tb * GPU_CHUNK
 
 
 def recognise(root: object) -> StreamedScan | None:
@@ -231,7 +248,8 @@ def _components(x: Any) -> list[Any]:
 
 
 def _vector(ss: StreamedScan, p: calls.Prepared) -> Any:
-    """Rank 1: the unstreamed tree in two passes (module docstring)."""
+    """Rank 1: one pass where the unstreamed call takes the one-pass scan (``_one_pass``),
+    else the unstreamed tree in two passes (module docstring)."""
     scan, ctx = ss.scan, device_context()
     target = target_of(ctx)
     dts = source_dtypes(scan.a)
@@ -248,6 +266,8 @@ def _vector(ss: StreamedScan, p: calls.Prepared) -> Any:
         flags[segment_layout(scan.seg, n, False, scan.name, np).heads] = 1
         job = ScanJob(target, mode, sf, (np.dtype(np.uint8), *dts), caps, segmented=True)
         zs = [np.uint8(0), *zs]
+    if ss.tile() is not None:
+        return _delivered(ss, _one_pass(ss, p, job, zs, flags)[len(job.dts) - len(dts) :])
     c = chunk_size(target, ss.length(), job.mode)
     module = job.module(job.staged_threads() if c == GPU_CHUNK else None)
     tree = _Tree(ss, target, module, (zs, caps), c, p.plan)
@@ -262,6 +282,61 @@ def _vector(ss: StreamedScan, p: calls.Prepared) -> Any:
     tree.outs = [np.empty(ss.length(), dt) for dt in job.dts]
     calls.execute(p, tree.rescan_chunk)
     return _delivered(ss, tree.outs[len(job.dts) - len(dts) :])
+
+
+def _run_of(ss: StreamedScan, lo: int, hi: int) -> tuple[int, int]:
+    """The virtual run [start, stop) that source rows [lo, hi) hold (the neutral element
+    with them where the run starts the sequence)."""
+    hz, n = ss.has_z, shape_of(ss.producer)[0]
+    if ss.scan.right:
+        start = 0 if hi == n else n + hz - hi
+        return start, n + hz - lo
+    start = 0 if lo == 0 else lo + hz
+    return start, hi + hz
+
+
+def _put(ss: StreamedScan, run: tuple[int, int], skip: int = 0) -> tuple[slice, slice]:
+    """Where a virtual run's results, in result order, go in the whole result (and which
+    of them: all but the first ``skip`` of the run)."""
+    start, stop = run
+    length = stop - start
+    if ss.scan.right:  # (result order: the run reversed, its first elements last)
+        at = ss.length() - stop
+        return slice(0, length - skip), slice(at, at + length - skip)
+    return slice(skip, length), slice(start + skip, stop)
+
+
+def _one_pass(
+    ss: StreamedScan, p: calls.Prepared, job: ScanJob, zs: list[Any], flags: Any
+) -> list[Any]:
+    """Rank 1 in one pass: the chunks hold whole tiles of the unstreamed one-pass scan
+    and are scanned in the virtual sequence's order (a right scan's last chunk first),
+    each by the one-pass kernel continued from the previous chunk's last prefix -- the
+    unstreamed call's left fold of the tiles' totals, so its bits."""
+    xp = xp_for(job.target)
+    chunks = p.plan.chunks[::-1] if ss.scan.right else p.plan.chunks
+    ordered = replace(p, plan=replace(p.plan, chunks=chunks))
+    outs = [np.empty(ss.length(), dt) for dt in job.dts]
+    last: list[Any] = []  # (the previous chunk's prefix, and its kernel's event)
+
+    def each(block: Block, results: Sequence[Any]) -> None:
+        (lo, hi), *_ = block
+        run = _run_of(ss, lo, hi)
+        xs = list(results) if flags is None else [xp.asarray(flags[lo:hi]), *results]
+        hz = ss.has_z if run[0] == 0 else 0
+        if len(last) == 2 and last[1] is not None:  # (the chunks' streams differ)
+            xp.cuda.get_current_stream().wait_event(last[1])
+        seed = last[0] if last else None
+        rows = [x.reshape(1, -1) for x in xs]
+        got, prefix = job.one_pass_row(rows, zs, hz, run[1] - run[0], seed)
+        event = xp.cuda.get_current_stream().record() if xp is not np else None
+        last[:] = [prefix, event]
+        keep, put = _put(ss, run)
+        for o, g in zip(outs, got, strict=True):
+            o[put] = to_host(g[0, keep])
+
+    calls.execute(ordered, each)
+    return outs
 
 
 def _delivered(ss: StreamedScan, outs: list[Any]) -> Any:
@@ -308,14 +383,7 @@ class _Tree:
         """The inclusive scan of the virtual sequence in result order (host)."""
 
     def run_of(self, lo: int, hi: int) -> tuple[int, int]:
-        """The virtual run [start, stop) that source rows [lo, hi) hold (the neutral
-        element with them where the run starts the sequence)."""
-        hz = self.ss.has_z
-        if self.rev:
-            start = 0 if hi == self.n else self.n + hz - hi
-            return start, self.n + hz - lo
-        start = 0 if lo == 0 else lo + hz
-        return start, hi + hz
+        return _run_of(self.ss, lo, hi)
 
     def launch(self, name: str, xs: Sequence[Any], run: tuple[int, int], into: list[Any]) -> None:
         """Kernel ``name`` (``totals``: ``into`` the run's totals; ``rescan``: ``into`` its
@@ -355,12 +423,7 @@ class _Tree:
         outs = [self.xp.empty((1, length), o.dtype) for o in self.outs]
         carries = [k[start // self.c :].reshape(1, -1) for k in self.carries]
         self.launch("rescan", self.components(lo, hi, results), (start, stop), [*carries, *outs])
-        drop = self.c if start > 0 else 0
-        if self.rev:  # (results in result order: the run reversed, the widening last)
-            at = self.ss.length() - stop
-            keep, put = slice(0, length - drop), slice(at, at + length - drop)
-        else:
-            keep, put = slice(drop, length), slice(start + drop, stop)
+        keep, put = _put(self.ss, (start, stop), self.c if start > 0 else 0)
         for o, d in zip(self.outs, outs, strict=True):
             o[put] = to_host(d[0, keep])
 

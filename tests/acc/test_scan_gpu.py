@@ -1,6 +1,6 @@
 """Scans, permute and filter on a real GPU (the gpu lane; skipped without one): the same
 bits as compute_s in cross_target mode, the same bits run to run, and 64-bit offsets past
-2^31 elements (cupy#9841)."""
+2^31 elements (cupy#9841); the default mode's one pass the same bits run to run."""
 
 from __future__ import annotations
 
@@ -31,8 +31,23 @@ def test_gpu_scan_equals_compute_s_in_cross_target_mode(n: int) -> None:
         gpu = _host(compute(node, "gpu", "cross_target"))
         seq = np.asarray(compute(node, "cpu-seq", "cross_target"))
         assert gpu.tobytes() == seq.tobytes()
-        again = _host(compute(node, "gpu"))
-        assert again.tobytes() == gpu.tobytes()
+
+
+@pytest.mark.parametrize("n", [8193, 1 << 22, 50_000_017])
+def test_gpu_default_float_scan_gives_the_same_bits_run_to_run_and_at_any_address(n: int) -> None:
+    # the default mode's one pass: tiles meet their predecessors' prefixes in whatever
+    # order the GPU runs them, yet each prefix is the left fold of the tiles' totals
+    import cupy as cp
+
+    a = np.random.default_rng(n).standard_normal(n).astype(np.float32)
+    first = _host(compute(S.scanl1(add, a), "gpu"))
+    np.testing.assert_allclose(first[-1], a.astype(np.float64).sum(), rtol=1e-3, atol=1e-2)
+    for shift in (0, 1, 0, 3):
+        moved = cp.empty(n + shift, np.float32)[shift:]
+        moved[:] = cp.asarray(a)
+        assert _host(compute(S.scanl1(add, moved), "gpu")).tobytes() == first.tobytes()
+    right = _host(compute(S.scanr(add, np.float32(1), a), "gpu"))
+    assert _host(compute(S.scanr(add, np.float32(1), a), "gpu")).tobytes() == right.tobytes()
 
 
 def test_gpu_tuple_and_segmented_scans() -> None:

@@ -79,14 +79,16 @@ def test_segmented_integer_scan_takes_one_pass(one_passes: list[int]) -> None:
     assert len(one_passes) == 2
 
 
-def test_floats_take_one_pass_only_in_fast_mode(one_passes: list[int]) -> None:
+def test_floats_take_one_pass_but_in_cross_target_mode(one_passes: list[int]) -> None:
     a = np.random.default_rng(3).standard_normal(2 * TILE + 9).astype(np.float32)
-    tree = np.asarray(compute(S.scanl1(add, a), "gpu-sim"))
-    assert one_passes == []
-    fast = np.asarray(compute(S.scanl1(add, a), "gpu-sim", "fast"))
-    assert one_passes == [1]
-    assert fast.dtype == np.float32
-    np.testing.assert_allclose(fast, tree, rtol=1e-4, atol=1e-3)
+    cross = np.asarray(compute(S.scanl1(add, a), "gpu-sim", "cross_target"))
+    assert one_passes == []  # (the chunk tree: compute_s's bits)
+    assert cross.tobytes() == np.asarray(compute(S.scanl1(add, a), "cpu-seq", "cross_target")).tobytes()
+    for mode in ("deterministic", "fast"):
+        got = np.asarray(compute(S.scanl1(add, a), "gpu-sim", mode))
+        assert got.dtype == np.float32
+        np.testing.assert_allclose(got, cross, rtol=1e-4, atol=1e-3)
+    assert one_passes == [1, 1]
 
 
 def test_short_rows_and_bools_keep_the_tree(one_passes: list[int]) -> None:
@@ -133,8 +135,50 @@ def test_look_back_combines_a_published_total_with_an_earlier_prefix(
     ctr = np.array([2], np.int32)
     out = np.zeros((1, n), np.int64)
     i64 = np.int64
-    head = (i64(n // 32), i64(n), i64(32), i64(0), i64(0), i64(3))
-    module.launch("onepass", 3, *head, a, i64(0), out, status, ctr, ag, inc, blocks=1)
+    head = (i64(n // 32), i64(n), i64(32), i64(0), i64(0), i64(3), i64(0))  # (no seed)
+    seed = np.zeros(1, np.int64)
+    module.launch("onepass", 3, *head, a, i64(0), out, status, ctr, ag, inc, seed, blocks=1)
     np.testing.assert_array_equal(out[0, 2 * TILE :], want[0, 2 * TILE :])
     assert status[2] == 2
     assert inc[2 * p] == want[0, -1]
+
+
+@pytest.mark.parametrize("window", [1, 32])
+def test_float_look_back_gives_the_same_bits_wherever_it_meets_a_prefix(
+    window: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A full run of six tiles (blocks one after another: each tile meets its predecessor's
+    # prefix) leaves every tile's total and prefix published. Tile 5 is then run again
+    # alone under statuses a running GPU might leave -- the newest prefix one, two or five
+    # tiles back -- and must give the same bits: its prefix is the left fold of the
+    # tiles' totals, whichever prefix the walk meets first.
+    monkeypatch.setattr(onepass_src, "LOOK_BACK", window)
+    n = 6 * TILE
+    a = np.random.default_rng(11).standard_normal((1, n)).astype(np.float32)
+    dts = (np.dtype(np.float32),)
+    job = SJ.ScanJob("gpu-sim", "deterministic", combine_for(add, dts, "test"), dts, [])
+    module = job.onepass_module(32)
+    p = pad(dts[0])
+    i64 = np.int64
+    head = (i64(n // 32), i64(n), i64(32), i64(0), i64(0), i64(6), i64(0))  # (no seed)
+
+    def run(status: np.ndarray, ctr: int, ag: np.ndarray, inc: np.ndarray) -> np.ndarray:
+        out = np.zeros((1, n), np.float32)
+        module.launch(
+            "onepass", 6, *head, a, np.float32(0), out, status, np.array([ctr], np.int32),
+            ag, inc, np.zeros(1, np.float32), blocks=1,
+        )  # fmt: skip
+        return out
+
+    ag, inc = np.zeros(6 * p, np.float32), np.zeros(6 * p, np.float32)
+    full = run(np.zeros(6, np.int32), 0, ag, inc)
+    np.testing.assert_allclose(full[0], np.cumsum(a[0], dtype=np.float64), rtol=1e-4, atol=1e-3)
+    # (the data is such that grouping matters: the totals' tree sum is not the left fold)
+    tot = ag[p : 5 * p : p]
+    assert inc[0] + ((tot[0] + tot[1]) + (tot[2] + tot[3])) != inc[4 * p]
+    for status in ([2, 1, 1, 1, 1, 0], [2, 1, 2, 1, 1, 0], [2, 2, 2, 2, 1, 0], [2, 2, 2, 2, 2, 0]):
+        inc_again = inc.copy()
+        inc_again[5 * p] = 0
+        got = run(np.array(status, np.int32), 5, ag.copy(), inc_again)
+        assert got[0, 5 * TILE :].tobytes() == full[0, 5 * TILE :].tobytes(), status
+        assert inc_again[5 * p] == inc[5 * p]

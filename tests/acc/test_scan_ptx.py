@@ -81,15 +81,17 @@ def test_one_pass_scan_kernel_compiles_with_its_look_back(dts: tuple, f: object,
     i, st = np.int64(0), np.zeros(4, np.int32)
     m = len(dts)
     args = (
-        [i] * 7
+        [i] * 8
         + [x] * m
         + [dts[0].type(0)] * m
         + [x] * m
         + [st, st]
-        + [np.zeros(4, dts[0])] * 2 * m
+        + [np.zeros(4, dts[0])] * 3 * m  # (totals, prefixes, the seed)
     )
     ptx = _entry(kernel_ptx(src, ["ol_comb", "cmb"], "onepass", args), "onepass")
     assert "bar.sync" in ptx
+    assert "bar.warp.sync" in ptx  # (the first scan of chunk totals: warp-synchronous)
+    assert "vote.sync.ballot" in ptx  # (the look-back's newest prefix, by a warp vote)
     assert re.search(r"atom\.global\.(add|max)\.[su]32", ptx)  # the tile counter, the status
     assert "membar.gl" in ptx or "fence.sc.gpu" in ptx or "fence.acq_rel.gpu" in ptx
 

@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 import offload as ol
 import offload.stream as stream
 from offload.acc.scan_job import GPU_CHUNK
+from offload.acc.skeletons.build import SIM_THREADS
 from offload.stream import scans
 from tests.stream.collective_helpers import bits, sim_or_gpu  # noqa: F401 (fixture)
 
@@ -24,6 +25,20 @@ F32 = RNG.standard_normal(1500).astype(np.float32)
 F64 = RNG.standard_normal(700)
 I32 = RNG.integers(-(2**30), 2**30, 700).astype(np.int32)  # (their int32 sums wrap)
 M = RNG.standard_normal((13, 70)).astype(np.float32)
+
+
+TILE = SIM_THREADS * GPU_CHUNK
+"""Elements of the simulator's one-pass scan tile."""
+LONG32 = RNG.standard_normal(2 * TILE + 600).astype(np.float32)
+LONG64 = RNG.standard_normal(2 * TILE + 600)
+LONGI = RNG.integers(-(2**30), 2**30, 2 * TILE + 600).astype(np.int32)
+
+
+@pytest.fixture
+def tree_mode(monkeypatch):
+    """Float scans on the chunk tree (``cross_target``; the default mode's one pass has
+    chunks of whole tiles: the tests below it)."""
+    monkeypatch.setattr(ol.config, "determinism", "cross_target")
 
 
 def add(a, b):
@@ -63,9 +78,10 @@ def _make(kind, f, z, x):
 @pytest.mark.parametrize("kind", KINDS)
 @pytest.mark.parametrize(
     ("x", "z"),
-    [(F32[:300], np.float32(0.5)), (F64[:300], 0.25), (I32[:300], np.int32(7))],
-    ids=["float32", "float64", "int32"],
+    [(F32[:300], np.float32(0.5)), (F64[:300], 0.25)],  # (integers: the one pass, below)
+    ids=["float32", "float64"],
 )
+@pytest.mark.usefixtures("tree_mode")
 def test_a_streamed_vector_scan_has_the_unstreamedbits(kind, x, z):
     tree = _make(kind, add, z, ol.map(lambda v: v + v, x))
     want = bits(ol.compute_g(tree))
@@ -76,6 +92,7 @@ def test_a_streamed_vector_scan_has_the_unstreamedbits(kind, x, z):
 
 @sim
 @pytest.mark.parametrize("kind", ["scanl", "scanr1", "scanr_total-scan"])
+@pytest.mark.usefixtures("tree_mode")
 def test_a_long_vector_scan_keeps_the_bits_of_its_deeper_tree(kind):
     """1500 elements: 47 tree chunks, whose totals' carries are a tree of two levels."""
     tree = _make(kind, add, np.float32(0.0), ol.map(scaled, F32))
@@ -85,6 +102,7 @@ def test_a_long_vector_scan_keeps_the_bits_of_its_deeper_tree(kind):
 
 
 @sim
+@pytest.mark.usefixtures("tree_mode")
 def test_the_bits_check_tells_a_running_carry_apart():
     """A sequential float32 running sum (a carry passed from element to element) has
     other bits than the unstreamed tree: the equalities above are no coincidence."""
@@ -106,6 +124,7 @@ def test_an_int32_scan_wraps_as_numpy_and_compute_s():
 
 @sim
 @pytest.mark.parametrize("kind", ["scanl", "scanr1", "scanr"])
+@pytest.mark.usefixtures("tree_mode")
 def test_a_scan_that_does_not_commute_keeps_its_order(kind):
     a, b = F64[:200] * 0.1 + 1.0, F64[200:400]
     tree = _make(kind, affine, (1.0, 0.0), (a, b))
@@ -132,6 +151,7 @@ def test_a_segmented_scan_of_rows_streams():
 
 
 @sim
+@pytest.mark.usefixtures("tree_mode")
 def test_compute_g_over_the_limit_streams_a_scan(monkeypatch):
     calls = []
     real = scans.run
@@ -147,6 +167,7 @@ def test_compute_g_over_the_limit_streams_a_scan(monkeypatch):
 
 
 @sim
+@pytest.mark.usefixtures("tree_mode")
 def test_a_streamed_scan_takes_dtype():
     tree = ol.scanl1(add, F32[:300])
     want = bits(ol.compute_g(tree, dtype=np.float64))
@@ -156,6 +177,7 @@ def test_a_streamed_scan_takes_dtype():
 
 
 @sim
+@pytest.mark.usefixtures("tree_mode")
 def test_the_chunks_of_a_vector_scan_start_at_its_tree_chunks():
     for tree, has_z, right in [
         (ol.scanl(add, 0.0, F64[:500]), 1, False),
@@ -170,6 +192,7 @@ def test_the_chunks_of_a_vector_scan_start_at_its_tree_chunks():
 
 
 @sim
+@pytest.mark.usefixtures("tree_mode")
 def test_a_segmented_inclusive_scan_of_a_vector_streams_its_head_flags_along():
     seg = np.array([0, 100, 1, 0, 250, 3, 346])  # (empty and one-element segments)
     tree = ol.scanl1_seg(add, ol.map(lambda v: v * 0.5, F64), seg)
@@ -200,11 +223,63 @@ def test_a_segmented_exclusive_scan_of_a_vector_is_a_clear_error_over_the_limit(
     dtype=st.sampled_from([np.int64, np.float32, np.float64]),
     seed=st.integers(0, 2**16),
 )
+@pytest.mark.usefixtures("tree_mode")
 def test_any_chunking_of_any_scan_has_the_unstreamedbits(n, rows, kind, dtype, seed):
     x = np.random.default_rng(seed).standard_normal(n) * 100
     x = x.astype(dtype)
     tree = _make(kind, add, dtype(3), x)
     assert bits(stream.compute_g(tree, rows=rows)) == bits(ol.compute_g(tree))
+
+
+# The default mode's one pass: chunks of whole tiles, scanned in the virtual sequence's
+# order, each continued from the previous chunk's last prefix.
+
+
+def _tile_edges(tree, n, has_z, right, rows):
+    plan = stream.plan(tree, rows=rows)
+    for chunk in plan.chunks:
+        (lo, hi), *_ = chunk.block
+        edge = n - hi if right else lo
+        assert edge == 0 or (edge + has_z) % TILE == 0
+    return plan
+
+
+@sim
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("x", [LONG32, LONGI], ids=["float32", "int32"])
+def test_a_streamed_vector_scan_in_one_pass_has_the_unstreamed_bits(kind, x):
+    tree = _make(kind, add, x.dtype.type(3), ol.map(lambda v: v + v, x))
+    want = bits(ol.compute_g(tree))
+    assert scans.recognise(tree).tile() == TILE
+    has_z = int(kind.split("-")[0] in ("scanl", "scanr", "scanl_total", "scanr_total"))
+    plan = _tile_edges(tree, x.size, has_z, kind.startswith("scanr"), TILE)
+    assert len(plan.chunks) >= 2
+    assert bits(stream.compute_g(tree, rows=TILE)) == want
+
+
+@sim
+def test_one_pass_streaming_is_no_running_carry_nor_the_tree():
+    tree = ol.scanl1(add, ol.map(scaled, LONG32))
+    got = stream.compute_g(tree, rows=TILE)
+    assert got.tobytes() == np.asarray(ol.compute_g(tree)).tobytes()
+    assert got.tobytes() != np.cumsum(scaled(LONG32), dtype=np.float32).tobytes()
+    ol.config.determinism = "cross_target"
+    try:
+        assert got.tobytes() != np.asarray(ol.compute_g(tree)).tobytes()
+    finally:
+        ol.config.determinism = "deterministic"
+
+
+@sim
+def test_one_pass_streaming_of_tuples_and_segments():
+    a, b = LONG64 * 0.1 + 1.0, LONG64[::-1] * 1.0
+    for kind in ("scanl", "scanr1"):
+        tree = _make(kind, affine, (1.0, 0.0), (a, b))
+        got = stream.compute_g(tree, rows=TILE)
+        assert isinstance(got, tuple) and bits(got) == bits(ol.compute_g(tree))
+    seg = np.array([0, 1000, 1, 0, TILE + 300, 3, a.size - TILE - 1304])
+    tree = ol.scanl1_seg(add, ol.map(lambda v: v * 0.5, LONG64), seg)
+    assert bits(stream.compute_g(tree, rows=TILE)) == bits(ol.compute_g(tree))
 
 
 # On a real GPU (the ``gpu`` lane): the two passes through the pipeline's streams.

@@ -38,8 +38,10 @@ Dt = np.dtype[Any]
 
 LINE = 128
 """Bytes of a published value's own cache line."""
+WARP = 32
+"""Threads of a warp: the look-back's lanes and the span of the first scan of chunk totals."""
 LOOK_BACK = 32
-"""Tiles whose status a block reads at once while it looks back (a warp's worth)."""
+"""Tiles whose status the look-back reads at once (at most a warp's worth)."""
 
 
 def pad(dt: Dt) -> int:
@@ -68,34 +70,101 @@ def _positions(inner: str) -> str:
     )
 
 
+def _stage(whole: str, fast: str, general: str) -> str:
+    """``fast`` for a whole tile (``whole``), else ``general`` at each position."""
+    return f"if {whole}:\n" + _indent(fast) + "\nelse:\n" + _indent(_positions(general))
+
+
+def _warp_totals(dst: list[str], upto: str, caps: list[str]) -> str:
+    """``dst`` = the combined totals of the tile's warps before warp ``upto`` (>= 1), left
+    to right (each warp's total is its last chunk's warp-inclusive value)."""
+    m = len(dst)
+    return (
+        "\n".join(f"{d} = sc{k}[WARP - 1]" for k, d in enumerate(dst))
+        + f"\nv_ = 1\nwhile v_ < {upto}:\n"
+        + _indent(
+            "\n".join(f"e{k} = sc{k}[v_ * WARP + WARP - 1]" for k in range(m))
+            + "\n"
+            + _into(dst, dst, _names("e", m), caps)
+            + "\nv_ += 1"
+        )
+    )
+
+
+def _warp_scan(m: int, caps: list[str], sync_warp: str) -> str:
+    """Each warp's chunk totals ``sc`` scanned in place (inclusive), warp-synchronously."""
+    a, e, acc = _names("a", m), _names("e", m), _names("acc", m)
+    return "off = 1\nwhile off < WARP:\n" + _indent(
+        "ok = tid < nv and lane >= off\n"
+        "if ok:\n"
+        + _indent(
+            "\n".join(f"a{k} = sc{k}[tid - off]" for k in range(m))
+            + "\n"
+            + "\n".join(f"e{k} = sc{k}[tid]" for k in range(m))
+            + "\n"
+            + _into(acc, a, e, caps)
+        )
+        + f"\n{sync_warp}\nif ok:\n"
+        + _indent("\n".join(f"sc{k}[tid] = acc{k}" for k in range(m)))
+        + f"\n{sync_warp}\noff *= 2"
+    )
+
+
+def _find(sim: bool, sync_warp: str) -> str:
+    """``jf``: the first lane (the newest tile) of the look-back window whose status is 2
+    (an inclusive prefix), or -1; the same in every lane of the warp."""
+    if not sim:
+        return (
+            f"{sync_warp}\n"
+            "b_ = cuda.ballot_sync(0xFFFFFFFF, s == 2)\n"
+            "jf = np.int64(cuda.ffs(b_)) - 1"
+        )
+    # (the simulator has no warp vote: the statuses pass through shared memory)
+    return (
+        f"ls[tid] = s\n{sync_warp}\n"
+        "jf = np.int64(-1)\nq = 0\nwhile q < LB:\n"
+        "    if ls[q] == 2:\n        jf = q\n        break\n    q += 1\n"
+        f"{sync_warp}"
+    )
+
+
 def onepass_module(
-    combine_src: str, wrapper_src: str, dts: tuple[Dt, ...], n_caps: int, *, tb: int, ch: int
+    combine_src: str,
+    wrapper_src: str,
+    dts: tuple[Dt, ...],
+    n_caps: int,
+    *,
+    tb: int,
+    ch: int,
+    sim: bool = False,
 ) -> str:
-    """Kernel ``onepass(tiles, nch, L, C, has_z, rev, tpr, x.., z.., o.., status, ctr,
-    ag.., inc.., u..)``: the inclusive scan of every row (``scan_src``'s virtual rows:
-    ``has_z``, ``rev``) of ``nch`` chunks, ``tpr`` tiles a row, launched with ``TB``
-    threads a block and any number of blocks (each takes tiles until none is left).
-    ``status`` (int32, a tile each) and ``ctr`` (int32, one) start at zero;
-    ``ag<k>``/``inc<k>`` hold ``pad`` elements a tile."""
+    """Kernel ``onepass(tiles, nch, L, C, has_z, rev, tpr, sd, x.., z.., o.., status,
+    ctr, ag.., inc.., seed.., u..)``: the inclusive scan of every row (``scan_src``'s
+    virtual rows: ``has_z``, ``rev``) of ``nch`` chunks, ``tpr`` tiles a row, launched
+    with ``TB`` threads a block and any number of blocks (each takes tiles until none is
+    left). ``status`` (int32, a tile each) and ``ctr`` (int32, one) start at zero;
+    ``ag<k>``/``inc<k>`` hold ``pad`` elements a tile. With ``sd`` nonzero a row's first
+    tile starts from the prefix ``seed<k>[0]`` (a streamed row's previous chunk's) as a
+    later tile from its predecessor's. ``sim``: the text for the simulator (a block is
+    one warp there; no warp vote)."""
+    if sim and tb != WARP:
+        raise ValueError(f"the simulator's one-pass scan runs blocks of one warp, not {tb}")
     m = len(dts)
     caps = _names("u", n_caps)
     acc, e, a, cy, t, v, r = (_names(p, m) for p in ("acc", "e", "a", "cy", "t", "v", "r"))
     xs, zs, os_, ags, incs = (_names(p, m) for p in ("x", "z", "o", "ag", "inc"))
     pads = [pad(dt) for dt in dts]
+    sync_warp = "cuda.syncthreads()" if sim else "cuda.syncwarp()"
     shared = "\n".join(
         f"sm{k} = cuda.shared.array({tb * (ch + 1)}, np.{dt.name})\n"
-        f"sc{k} = cuda.shared.array({2 * tb}, np.{dt.name})\n"
+        f"sc{k} = cuda.shared.array({tb}, np.{dt.name})\n"
         f"pf{k} = cuda.shared.array(1, np.{dt.name})\n"
-        f"lw{k} = cuda.shared.array(LB, np.{dt.name})"
+        f"lw{k} = cuda.shared.array(WARP, np.{dt.name})"
         for k, dt in enumerate(dts)
     )
     whole = "has_z == 0 and rev == 0 and (jt + 1) * (TB * CH) <= L"
-
-    def whole_or_positions(fast: str, general: str) -> str:
-        """``fast`` for a whole tile (``whole``), else ``general`` at each position."""
-        return f"if {whole}:\n" + _indent(fast) + "\nelse:\n" + _indent(_positions(general))
-
-    stage_in = whole_or_positions(
+    stage_in = _stage(
+        whole,
         unrolled_in(m, ch, tb, row="row", tile="jt"),
         _get(m, "e", "kk") + "\n" + "\n".join(f"sm{k}[p + wl] = e{k}" for k in range(m)),
     )
@@ -108,25 +177,6 @@ def onepass_module(
         + "\n"
         + "\n".join(f"sc{k}[tid] = acc{k}" for k in range(m))
     )
-    block_scan = "src = np.int64(0)\noff = np.int64(1)\nwhile off < nv:\n" + _indent(
-        "dst = TB - src\n"
-        "if tid < nv:\n"
-        + _indent(
-            "if tid >= off:\n"
-            + _indent(
-                "\n".join(f"a{k} = sc{k}[src + tid - off]" for k in range(m))
-                + "\n"
-                + "\n".join(f"e{k} = sc{k}[src + tid]" for k in range(m))
-                + "\n"
-                + _into(acc, a, e, caps)
-            )
-            + "\nelse:\n"
-            + _indent("\n".join(f"acc{k} = sc{k}[src + tid]" for k in range(m)))
-            + "\n"
-            + "\n".join(f"sc{k}[dst + tid] = acc{k}" for k in range(m))
-        )
-        + "\ncuda.syncthreads()\nsrc = dst\noff *= 2"
-    )
 
     def publish(arrays: list[str], values: list[str], state: int) -> str:
         return (
@@ -134,96 +184,121 @@ def onepass_module(
             + f"\ncuda.threadfence()\ncuda.atomic.max(status, T, {state})"
         )
 
-    def values(into: str, at: str) -> str:
-        """The published values of tile ``kb`` (inclusive where ``s == 2``) into ``into``."""
-        inc = "\n".join(
-            f"{into}{k}[{at}] = {g}[kb * {p}]"
-            for k, (g, p) in enumerate(zip(incs, pads, strict=True))
+    def load(from_: list[str], kb: str) -> str:
+        return "\n".join(
+            f"lw{k}[tid] = {g}[{kb} * {p}]" for k, (g, p) in enumerate(zip(from_, pads, strict=True))
         )
-        agg = "\n".join(
-            f"{into}{k}[{at}] = {g}[kb * {p}]"
-            for k, (g, p) in enumerate(zip(ags, pads, strict=True))
-        )
-        return "if s == 2:\n" + _indent(inc) + "\nelse:\n" + _indent(agg)
 
-    # Thread 0 publishes the tile's total (or, for a row's first tile, its inclusive prefix).
-    publish_total = (
-        "\n".join(f"t{k} = sc{k}[src + nv - 1]" for k in range(m))
-        + "\nif jt == 0:\n"
-        + _indent(publish(incs, t, 2))
+    def chain(first: str, last: str) -> str:
+        """Lane 0: ``r`` combined with the window's values ``lw[first]`` down to
+        ``lw[last]``, newest last (the tiles in order)."""
+        return f"q = {first}\nwhile q >= {last}:\n" + _indent(
+            "\n".join(f"v{k} = lw{k}[q]" for k in range(m)) + "\n" + _into(r, r, v, caps) + "\nq -= 1"
+        )
+
+    # Lane 0: the tile's total, published (a row's first tile: as its inclusive prefix).
+    total = (
+        "nw = (nv + WARP - 1) // WARP\n"
+        "if nw == 1:\n"
+        + _indent("\n".join(f"t{k} = sc{k}[nv - 1]" for k in range(m)))
         + "\nelse:\n"
+        + _indent(
+            _warp_totals(t, "nw - 1", caps)
+            + "\n"
+            + "\n".join(f"e{k} = sc{k}[nv - 1]" for k in range(m))
+            + "\n"
+            + _into(t, t, e, caps)
+        )
+        + "\nif jt > 0:\n"
         + _indent(publish(ags, t, 1))
-    )
-    # The block walks back over windows of LB tiles: threads below LB read one tile's
-    # status each (an atomic read: ordered before the fence and the value's load, which
-    # numba's ``ldcv``, an inline assembly without memory effects, is not), waiting while
-    # it is 0, and its value; thread 0 combines the window, newest first, up to the first
-    # inclusive prefix.
-    window = (
-        "if tid < LB:\n"
+        + "\nelif sd != 0:\n"
         + _indent(
-            "kb = kbase - tid\n"
-            "s = np.int32(3)\n"
-            "if kb >= row * tpr:\n"
-            + _indent(
-                "s = cuda.atomic.add(status, kb, 0)\n"
-                "while s == 0:\n"
-                "    s = cuda.atomic.add(status, kb, 0)\n"
-                "cuda.threadfence()\n" + values("lw", "tid")
-            )
-            + "\nls[tid] = s"
-        )
-        + "\ncuda.syncthreads()\n"
-        "if tid == 0:\n"
-        + _indent(
-            "j = 0\n"
-            "while j < LB:\n"
-            + _indent(
-                "s = ls[j]\n"
-                "if s == 3:\n"
-                "    tt[2] = 1\n"
-                "    break\n"
-                + "\n".join(f"v{k} = lw{k}[j]" for k in range(m))
-                + "\nif have == 0:\n"
-                + _indent(_copy(r, v) + "\nhave = 1")
-                + "\nelse:\n"
-                + _indent(_into(r, v, r, caps))
-                + "\nif s == 2:\n    tt[2] = 1\n    break\nj += 1"
-            )
-        )
-        + "\ncuda.syncthreads()\n"
-        "if tt[2] != 0:\n    break\n"
-        "kbase -= LB"
-    )
-    look_back = "if jt == 0:\n    hp = 0\nelse:\n" + _indent(
-        "if tid == 0:\n"
-        + _indent(_copy(r, t) + "\ntt[2] = 0")
-        + "\nhave = 0\nkbase = T - 1\ncuda.syncthreads()\nwhile True:\n"
-        + _indent(window)
-        + "\nif tid == 0:\n"
-        + _indent(
-            "\n".join(f"pf{k}[0] = r{k}" for k in range(m))
+            "\n".join(f"r{k} = seed{k}[0]\npf{k}[0] = r{k}" for k in range(m))
             + "\n"
             + _into(a, r, t, caps)
             + "\n"
             + publish(incs, a, 2)
         )
-        + "\nhp = 1"
+        + "\nelse:\n"
+        + _indent(publish(incs, t, 2))
     )
-    store = "\n".join(f"sm{k}[base + k] = acc{k}" for k in range(m))
-    rescan = (
-        "cnt = min(CH, L - ci * CH)\n"
-        + "\n".join(f"cy{k} = sm{k}[base]" for k in range(m))
-        + "\nhc = 0\nif tid > 0:\n"
+    # Warp 0 walks back a window of LB tiles at a time, a lane a tile (an atomic read of
+    # its status: ordered before the fence and the value's load, which numba's ``ldcv``,
+    # an inline assembly without memory effects, is not), to the newest inclusive prefix
+    # (a row's first tile has one). Lane 0 then combines forward from it: that prefix,
+    # then every later tile's total in order -- the left fold of the tiles' totals, the
+    # same bits whichever predecessor's prefix the walk meets first.
+    walk = (
+        "kb = kbase - tid\n"
+        "s = np.int32(3)\n"
+        "if tid < LB and kb >= lo:\n"
         + _indent(
-            "\n".join(f"cy{k} = sc{k}[src + tid - 1]" for k in range(m))
-            + "\nhc = 1\nif hp != 0:\n"
+            "s = cuda.atomic.add(status, kb, 0)\n"
+            "while s == 0:\n"
+            "    s = cuda.atomic.add(status, kb, 0)\n"
+            "cuda.threadfence()\n"
+            "if s == 2:\n" + _indent(load(incs, "kb")) + "\nelse:\n" + _indent(load(ags, "kb"))
+        )
+        + "\n"
+        + _find(sim, sync_warp)
+        + "\nif jf >= 0:\n    break\nkbase -= LB"
+    )
+    forward = (
+        f"{sync_warp}\n"
+        "kb = kbase - tid\n"
+        "if tid < LB:\n" + _indent(load(ags, "kb")) + f"\n{sync_warp}\n"
+        "if tid == 0:\n" + _indent(chain("LB - 1", "0")) + "\nkbase += LB"
+    )
+    look_back = (
+        "if jt > 0:\n"
+        + _indent(
+            "lo = row * tpr\nkbase = T - 1\nwhile True:\n"
+            + _indent(walk)
+            + "\nif tid == 0:\n"
             + _indent(
-                "\n".join(f"a{k} = pf{k}[0]" for k in range(m)) + "\n" + _into(cy, a, cy, caps)
+                "\n".join(f"r{k} = lw{k}[jf]" for k in range(m)) + "\n" + chain("jf - 1", "0")
+            )
+            + "\nkbase += LB\nwhile kbase < T:\n"
+            + _indent(forward)
+            + "\nif tid == 0:\n"
+            + _indent(
+                "\n".join(f"pf{k}[0] = r{k}" for k in range(m))
+                + "\n"
+                + _into(a, r, t, caps)
+                + "\n"
+                + publish(incs, a, 2)
             )
         )
-        + "\nelif hp != 0:\n"
-        + _indent("\n".join(f"cy{k} = pf{k}[0]" for k in range(m)) + "\nhc = 1")
+    )
+    store = "\n".join(f"sm{k}[base + k] = acc{k}" for k in range(m))
+    # Each thread's carry: the tile's prefix, then the warps before its own, then the
+    # chunks before its own in its warp.
+    carry = (
+        "\n".join(f"cy{k} = sm{k}[base]" for k in range(m))
+        + "\nhc = 0\nwi = tid // WARP\nif wi > 0:\n"
+        + _indent(_warp_totals(cy, "wi", caps) + "\nhc = 1")
+        + "\nif lane > 0:\n"
+        + _indent(
+            "\n".join(f"a{k} = sc{k}[tid - 1]" for k in range(m))
+            + "\nif hc != 0:\n"
+            + _indent(_into(cy, cy, a, caps))
+            + "\nelse:\n"
+            + _indent(_copy(cy, a))
+            + "\nhc = 1"
+        )
+        + "\nif hp != 0:\n"
+        + _indent(
+            "\n".join(f"a{k} = pf{k}[0]" for k in range(m))
+            + "\nif hc != 0:\n"
+            + _indent(_into(cy, a, cy, caps))
+            + "\nelse:\n"
+            + _indent(_copy(cy, a))
+            + "\nhc = 1"
+        )
+    )
+    rescan = (
+        "cnt = min(CH, L - ci * CH)\n"
+        + carry
         + "\nk = 0\n"
         + read_e
         + "\nif hc != 0:\n"
@@ -235,7 +310,8 @@ def onepass_module(
         + "\nfor k in range(1, cnt):\n"
         + _indent(read_e + "\n" + _into(acc, acc, e, caps) + "\n" + store)
     )
-    stage_out = whole_or_positions(
+    stage_out = _stage(
+        whole,
         unrolled_out(m, ch, tb, row="row", tile="jt"),
         "q_ = kk if rev == 0 else L - 1 - kk\n"
         + "\n".join(f"{o}[row, q_] = sm{k}[p + wl]" for k, o in enumerate(os_)),
@@ -258,12 +334,13 @@ def onepass_module(
             "ci = c0 + tid",
             "if tid < nv:",
             _indent(fold_chunk),
+            sync_warp,
+            _warp_scan(m, caps, sync_warp),
             "cuda.syncthreads()",
-            block_scan,
-            "if tid == 0:",
-            _indent(publish_total),
-            look_back,
+            "if tid < WARP:",
+            _indent("if tid == 0:\n" + _indent(total) + "\n" + look_back),
             "cuda.syncthreads()",
+            "hp = 0 if jt == 0 and sd == 0 else 1",
             "if tid < nv:",
             _indent(rescan),
             "cuda.syncthreads()",
@@ -276,16 +353,17 @@ def onepass_module(
     body = "\n".join(
         [
             shared,
-            "tt = cuda.shared.array(3, np.int64)",
-            "ls = cuda.shared.array(LB, np.int32)",
+            "tt = cuda.shared.array(1, np.int64)",
+            *(["ls = cuda.shared.array(WARP, np.int32)"] if sim else []),
             "tid = np.int64(cuda.threadIdx.x)",
+            "lane = tid & (WARP - 1)",
             "n_ = L - has_z",
             "while True:",
             _indent(tile),
         ]
     )
-    params = ["tiles", "nch", "L", "C", "has_z", "rev", "tpr", *xs, *zs, *os_, "status", "ctr"]
-    params += [*ags, *incs, *caps]
+    params = ["tiles", "nch", "L", "C", "has_z", "rev", "tpr", "sd", *xs, *zs, *os_]
+    params += ["status", "ctr", *ags, *incs, *_names("seed", m), *caps]
     kernel = f"def onepass({', '.join(params)}):\n" + _indent(body)
-    consts = f"TB = {tb}\nCH = {ch}\nLB = {min(LOOK_BACK, tb)}\n"
+    consts = f"TB = {tb}\nCH = {ch}\nWARP = {WARP}\nLB = {min(LOOK_BACK, WARP, tb)}\n"
     return "\n\n".join([consts, combine_src, wrapper_src, kernel]) + "\n"
