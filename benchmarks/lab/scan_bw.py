@@ -4,7 +4,7 @@ and CUB (``cuda.compute.inclusive_scan``) by CUDA events, GPU only (issue 16):
     python -m benchmarks.lab.scan_bw [--label NAME] [--sizes 1048576,4194304,50000000]
         [--dtype float32|int32] [--mode deterministic|fast]
 
-(int32 scans and ``--mode fast`` take the one-pass scan, float32 by default the tree.)
+(every scan but a cross_target float one takes the one-pass scan; ``--tree`` the chunk tree.)
 
 Prints one table row per size: median µs per call of each, offload's ratio to CUB, and
 the effective bandwidth of offload's scan counted as CUB's minimum traffic (read once,
@@ -33,6 +33,7 @@ def main() -> None:
         "--tree", action="store_true", help="the chunk tree even where one pass applies"
     )
     ap.add_argument("--look-back", type=int, default=None, help="tiles a look-back step reads")
+    ap.add_argument("--per-sm", type=int, default=None, help="one-pass blocks an SM must hold")
     args = ap.parse_args()
     from offload.acc import scan_job as SJ
     from offload.acc.skeletons import scan_onepass_src
@@ -41,6 +42,8 @@ def main() -> None:
         SJ.ScanJob.onepass_threads = lambda self: None  # type: ignore[method-assign]
     if args.look_back:
         scan_onepass_src.LOOK_BACK = args.look_back
+    if args.per_sm:
+        SJ.ONEPASS_PER_SM = args.per_sm
     import cupy as cp
 
     import offload as ol

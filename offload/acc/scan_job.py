@@ -39,6 +39,10 @@ from offload.diagnostics import OffloadError
 GPU_CHUNK = 32
 """Elements per chunk (per GPU thread) of the GPU's chunk tree, and the CPU's under
 ``cross_target``."""
+ONEPASS_PER_SM = 4
+"""Blocks of the one-pass scan a multiprocessor should hold at once (``launch_bounds``: at
+most 64 registers a thread for 256 threads); the look-back's code alone left room for
+two (H200, Nsight Compute: 25% occupancy)."""
 CPU_CHUNK = 8192
 """Elements per parallel task of ``compute_p``'s chunk tree (``deterministic``)."""
 CPU_SEQUENTIAL_BELOW = 1 << 20
@@ -146,10 +150,13 @@ class ScanJob:
 
         def make() -> Module:
             src = self.onepass_module_source(tb)
-            return compile_module(self.target, src, ["ol_comb", "cmb"], ["onepass"], {}, threads=tb)
+            return compile_module(
+                self.target, src, ["ol_comb", "cmb"], ["onepass"], {},
+                threads=tb, bounded=True, per_sm=ONEPASS_PER_SM,
+            )  # fmt: skip
 
         key = (self.target, combine, self.dts, len(self.caps), self.right, self.segmented, tb)
-        module: Module = _ONEPASS.get((*key, scan_onepass_src.LOOK_BACK), make)
+        module: Module = _ONEPASS.get((*key, scan_onepass_src.LOOK_BACK, ONEPASS_PER_SM), make)
         return module
 
     def onepass_module_source(self, tb: int) -> str:

@@ -203,17 +203,19 @@ def compile_module(
     *,
     threads: int | None = None,
     bounded: bool = False,
+    per_sm: int = 1,
 ) -> Module:
     """Compile ``source``'s ``helpers`` (device/njit functions) and ``kernels`` for
     ``target``; ``extra`` adds names to the module namespace (intrinsics); ``threads``
     fixes a GPU module's block size, ``bounded`` compiles its kernels for that size
-    (``launch_bounds``: the registers a thread may use leave room for the block)."""
-    key = (target, source, threads, bounded)
+    (``launch_bounds``: the registers a thread may use leave room for ``per_sm`` such
+    blocks on a multiprocessor)."""
+    key = (target, source, threads, bounded, per_sm)
     with _LOCK:
         hit = _CACHE.get(key)
     if hit is not None:
         return hit
-    bound = (threads or THREADS) if bounded and target == "gpu" else None
+    bound = ((threads or THREADS), per_sm) if bounded and target == "gpu" else None
     module = _build(target, source, helpers, kernels, extra, bound)
     module.threads = threads
     with _LOCK:
@@ -226,7 +228,7 @@ def _build(  # noqa: PLR0917  (compile_module's arguments)
     helpers: Sequence[str],
     kernels: Sequence[str],
     extra: dict[str, Any],
-    bound: int | None = None,
+    bound: tuple[int, int] | None = None,
 ) -> Module:
     if target == "gpu-sim":
         source = _quiet(source, kernels)
@@ -264,7 +266,7 @@ def _build(  # noqa: PLR0917  (compile_module's arguments)
             if bound is None:
                 out[k] = cuda.jit(fn)  # type: ignore[no-untyped-call]
             else:
-                out[k] = cuda.jit(launch_bounds=(bound,))(fn)  # type: ignore[no-untyped-call, call-arg]
+                out[k] = cuda.jit(launch_bounds=bound)(fn)  # type: ignore[no-untyped-call, call-arg]
     else:
         import numba
 
