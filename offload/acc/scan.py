@@ -14,21 +14,21 @@
 ``f`` must be associative (it need not be commutative); ``z`` is its neutral element; a
 tuple array scans tuples (``f`` takes and returns tuples). Ranks above one scan every row.
 
-**Determinism and cost.** A scan is a reduce-then-scan over chunks whose size is fixed
-by the row length alone (``offload.acc.skeletons.scan_src``): the result never depends
-on timing or on where the input sits in memory. On the GPU, a scan of integer components
-(exact under any grouping) in every mode, and any scan in ``fast`` mode, runs instead in
-one pass with a decoupled look-back (``offload.acc.skeletons.scan_onepass_src``). The
-modes differ in the chunk tree the CPU uses:
+**Determinism and cost.** On the CPU a scan is a reduce-then-scan over chunks whose
+size is fixed by the row length alone (``offload.acc.skeletons.scan_src``); on the GPU it
+runs in one pass with a decoupled look-back whose prefixes are the left fold of the tiles'
+totals (``offload.acc.skeletons.scan_onepass_src``), except a ``cross_target`` scan with a
+float component, which runs the CPU's chunk tree. The result never depends on timing or
+on where the input sits in memory. The modes differ in the chunk tree the CPU uses:
 
 * ``deterministic`` (default): ``compute_s`` folds each row left to right in one chunk
   (n combines, the sequential cost); ``compute_p`` uses chunks of ``CPU_CHUNK`` (about
-  2n combines and a second pass over the data, spread over the cores); the GPU uses
-  chunks of ``GPU_CHUNK`` (2n combines, about three passes over the data).
-* ``cross_target``: the CPU targets use the GPU's chunks, so every target gives the same
-  bits; ``compute_s`` then does about 2n combines instead of n.
-* ``fast``: the CPU as ``deterministic``; the GPU's one pass for floats too (grouped
-  as the look-back finds predecessors: the last bits may differ from run to run).
+  2n combines and a second pass over the data, spread over the cores); the GPU the one
+  pass (2n combines, the data read once).
+* ``cross_target``: the CPU targets use the GPU's chunk tree (chunks of ``GPU_CHUNK``), so
+  every target gives the same bits; ``compute_s`` then does about 2n combines instead of
+  n, and a float scan on the GPU reads its data about three times instead of once.
+* ``fast``: as ``deterministic`` (the GPU's one pass is deterministic at no cost).
 """
 
 from __future__ import annotations

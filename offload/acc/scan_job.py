@@ -176,6 +176,7 @@ class ScanJob:
         has_z: int,
         rows: int,
         length: int,
+        *,
         seed: list[Any] | None = None,
     ) -> list[Any]:
         """The inclusive scans of ``_level`` in one launch (``scan_onepass_src``): a block
@@ -194,7 +195,9 @@ class ScanJob:
         # the simulator copies every argument back, so it must not overlap another)
         incs = [xp.empty((tiles + 1) * pad(dt), dt) for dt in self.dts]
         last = [np.int64(tiles - 1) * pad(dt) for dt in self.dts]
-        spare = [inc[k + p : k + p + 1] for inc, k, p in zip(incs, last, map(pad, self.dts), strict=True)]
+        spare = [
+            inc[k + p : k + p + 1] for inc, k, p in zip(incs, last, map(pad, self.dts), strict=True)
+        ]
         i64 = np.int64
         head = (i64(nch), i64(length), i64(GPU_CHUNK), i64(has_z), i64(self.right), i64(tpr))
         flag = i64(seed is not None)
@@ -216,7 +219,7 @@ class ScanJob:
             raise OffloadError("internal: a one-pass row scan where the one pass does not apply")
         xp = xp_for(self.target)
         outs = [xp.empty((1, length), dt) for dt in self.dts]
-        return outs, self._one_pass(tb, (xs, zs, outs), has_z, 1, length, seed)
+        return outs, self._one_pass(tb, (xs, zs, outs), has_z, 1, length, seed=seed)
 
     def staged_threads(self) -> int | None:
         """The block size of the GPU's shared-memory kernels for these components, or

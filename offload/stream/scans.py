@@ -12,9 +12,17 @@ chunk (the result may exceed the budget too).
   an ordinary scan of its rows (``Scan.materialise``). The unstreamed tree of a row
   depends on the row's length only (``offload.acc.scan_job.chunk_size``), so a chunk's rows
   get their unstreamed bits. The segmented scans stream this way too.
-* Rank 1: the unstreamed GPU scan is a reduce-then-scan over the *virtual sequence*
-  ``v`` (``z`` first where there is one; reversed for a right scan) cut into chunks of
-  ``C`` elements (``GPU_CHUNK``): kernel ``totals`` folds each chunk left to right, the
+* Rank 1, the one pass (every GPU scan but a ``cross_target`` float one: ``ScanJob.run``):
+  the unstreamed scan is the one-pass kernel over the *virtual sequence* ``v`` (``z``
+  first where there is one; reversed for a right scan) in tiles, each tile's prefix the
+  left fold of the tiles' totals before it. The producer's chunks are cut at tile
+  boundaries of ``v`` (``Cut.phase``, as below with ``C`` a tile) and scanned in ``v``'s
+  order (a right scan's last chunk first), each by the same kernel continued from the
+  previous chunk's last prefix (``ScanJob.one_pass_row``'s seed; on the GPU the next
+  chunk's stream waits for the previous kernel's event): the same tiles, the same left
+  fold, so the unstreamed bits, reading the source once.
+* Rank 1, the chunk tree (``cross_target`` floats): the unstreamed GPU scan is a
+  reduce-then-scan over ``v`` cut into chunks of ``C`` elements (``GPU_CHUNK``): kernel ``totals`` folds each chunk left to right, the
   totals are scanned by the same tree (``ScanJob.carries``), and kernel ``rescan`` folds
   each chunk again from the previous chunk's carry. A running value carried from chunk
   to chunk would associate differently (a float ``+`` would change bits), so this tree
@@ -36,7 +44,8 @@ chunk (the result may exceed the budget too).
   Computing the producer twice costs a second pass over its inputs (a scan reads its
   source twice on the device anyway). ``scanl1_seg`` of a vector is the same tree over
   (head flag, element) pairs: the flags (bytes, from the segment lengths, on the host)
-  are cut and copied with each chunk. ``scanl_seg`` of a vector is not streamed
+  are cut and copied with each chunk (so too in the one pass). ``scanl_seg`` of a vector
+  is not streamed
   (``StreamUnsupported``): the neutral element it puts before each segment shifts the
   virtual sequence against the source by the number of segments so far, so no cut of
   the source's axis keeps the tree's chunk boundaries.

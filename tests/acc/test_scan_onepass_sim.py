@@ -83,7 +83,10 @@ def test_floats_take_one_pass_but_in_cross_target_mode(one_passes: list[int]) ->
     a = np.random.default_rng(3).standard_normal(2 * TILE + 9).astype(np.float32)
     cross = np.asarray(compute(S.scanl1(add, a), "gpu-sim", "cross_target"))
     assert one_passes == []  # (the chunk tree: compute_s's bits)
-    assert cross.tobytes() == np.asarray(compute(S.scanl1(add, a), "cpu-seq", "cross_target")).tobytes()
+    assert (
+        cross.tobytes()
+        == np.asarray(compute(S.scanl1(add, a), "cpu-seq", "cross_target")).tobytes()
+    )
     for mode in ("deterministic", "fast"):
         got = np.asarray(compute(S.scanl1(add, a), "gpu-sim", mode))
         assert got.dtype == np.float32

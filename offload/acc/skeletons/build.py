@@ -165,7 +165,7 @@ class Module:
         self.warm.add(kernel)
 
 
-_CACHE: dict[tuple[str, str, int | None, bool], Module] = {}
+_CACHE: dict[tuple[str, str, int | None, bool, int], Module] = {}
 _LOCK = threading.Lock()
 
 

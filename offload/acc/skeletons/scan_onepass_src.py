@@ -7,18 +7,20 @@ it once; this kernel reads it once and writes it once. A block takes tiles from 
 counter, in order, until none is left (so every tile before the one it holds has been
 taken by a running block: the wait below cannot deadlock). A tile is ``TB`` consecutive
 chunks of ``CH`` elements of one row, staged through shared memory as ``scan_gpu_src``
-stages them. The block folds each chunk (a thread a chunk), scans the chunk totals across
-the block, and publishes the tile's total (``status`` 1). It then looks back over the
-tiles before it in the row, ``LOOK_BACK`` statuses at a time (atomic reads), thread 0
-combining their published values until it meets a tile whose inclusive prefix is
-published (``status`` 2); it publishes its own inclusive prefix, and every thread rescans
-its chunk from its carry.
+stages them. The block folds each chunk (a thread a chunk), scans the chunk totals a warp
+at a time (warp-synchronously) and then across the warps, and publishes the tile's total
+(``status`` 1). One warp then looks back over the tiles before it in the row,
+``LOOK_BACK`` statuses at a time (a lane a tile, atomic reads), to the newest tile whose
+inclusive prefix is published (``status`` 2; a warp vote finds it); lane 0 combines
+forward from that prefix through every later tile's total, publishes its own inclusive
+prefix, and every thread rescans its chunk from its carry.
 
-Where a predecessor's prefix is found depends on timing, so the grouping of the combines
-does too. That is exact for integer components (wrapping arithmetic, an associative
-combine: any grouping gives the same bits) -- used there in every mode -- and for floats
-only in ``determinism = "fast"``, whose results may differ in the last bits from run to
-run, as CUB's scan's do.
+Where a predecessor's prefix is found depends on timing, but not the grouping: every
+published prefix is the left fold of the tiles' totals in order (``P(T) = P(T-1) .
+A(T)``, by induction whichever ``P(k)`` the walk meets), and each tile's own scan has a
+fixed shape. So the bits depend on the row's length only (not on timing or addresses),
+in every mode: exact for integers, deterministic (not ``compute_s``'s) for floats, which
+``cross_target`` therefore keeps on the chunk tree.
 
 Published values sit alone in their 128-byte line (``pad``), written before a
 ``threadfence`` and the status store, read after the status load and a fence: a
@@ -186,14 +188,18 @@ def onepass_module(
 
     def load(from_: list[str], kb: str) -> str:
         return "\n".join(
-            f"lw{k}[tid] = {g}[{kb} * {p}]" for k, (g, p) in enumerate(zip(from_, pads, strict=True))
+            f"lw{k}[tid] = {g}[{kb} * {p}]"
+            for k, (g, p) in enumerate(zip(from_, pads, strict=True))
         )
 
     def chain(first: str, last: str) -> str:
         """Lane 0: ``r`` combined with the window's values ``lw[first]`` down to
         ``lw[last]``, newest last (the tiles in order)."""
         return f"q = {first}\nwhile q >= {last}:\n" + _indent(
-            "\n".join(f"v{k} = lw{k}[q]" for k in range(m)) + "\n" + _into(r, r, v, caps) + "\nq -= 1"
+            "\n".join(f"v{k} = lw{k}[q]" for k in range(m))
+            + "\n"
+            + _into(r, r, v, caps)
+            + "\nq -= 1"
         )
 
     # Lane 0: the tile's total, published (a row's first tile: as its inclusive prefix).
@@ -249,25 +255,20 @@ def onepass_module(
         "if tid < LB:\n" + _indent(load(ags, "kb")) + f"\n{sync_warp}\n"
         "if tid == 0:\n" + _indent(chain("LB - 1", "0")) + "\nkbase += LB"
     )
-    look_back = (
-        "if jt > 0:\n"
+    look_back = "if jt > 0:\n" + _indent(
+        "lo = row * tpr\nkbase = T - 1\nwhile True:\n"
+        + _indent(walk)
+        + "\nif tid == 0:\n"
+        + _indent("\n".join(f"r{k} = lw{k}[jf]" for k in range(m)) + "\n" + chain("jf - 1", "0"))
+        + "\nkbase += LB\nwhile kbase < T:\n"
+        + _indent(forward)
+        + "\nif tid == 0:\n"
         + _indent(
-            "lo = row * tpr\nkbase = T - 1\nwhile True:\n"
-            + _indent(walk)
-            + "\nif tid == 0:\n"
-            + _indent(
-                "\n".join(f"r{k} = lw{k}[jf]" for k in range(m)) + "\n" + chain("jf - 1", "0")
-            )
-            + "\nkbase += LB\nwhile kbase < T:\n"
-            + _indent(forward)
-            + "\nif tid == 0:\n"
-            + _indent(
-                "\n".join(f"pf{k}[0] = r{k}" for k in range(m))
-                + "\n"
-                + _into(a, r, t, caps)
-                + "\n"
-                + publish(incs, a, 2)
-            )
+            "\n".join(f"pf{k}[0] = r{k}" for k in range(m))
+            + "\n"
+            + _into(a, r, t, caps)
+            + "\n"
+            + publish(incs, a, 2)
         )
     )
     store = "\n".join(f"sm{k}[base + k] = acc{k}" for k in range(m))
