@@ -14,12 +14,15 @@ between them, and the same scalars, bit for bit (so every size, neutral element 
 captured number the schedule depends on is the same) -- runs the steps alone: fetch the
 tree's captured values, allocate, launch.
 
-What the lane does not replay (the full path runs, every call): a tree holding a
-collective (a scan, a permute, a filter: their skeletons do device work the recorder does
-not see), a call with ``dtype=`` or ``out=``, captured values of other kinds than arrays
-and numbers, a kernel specialised on an array's contents, a fold whose combine function
-captures values, and any step whose inputs are not the tree's captured arrays or earlier
-results.
+A collective joins the lane where it says it is ``replayable``, records its skeleton work
+as a step (a scan: ``Scan.runner``) and lowers to what it captures for the tree's entry
+(``Collective.lower_captures``, under ``captures_only``: which values the tree captures,
+the neutral element and the combine's among them). What the lane does not replay (the full
+path runs, every call): a tree holding another collective (a segmented scan, a permute, a
+filter: their skeletons do device work the recorder does not see), a call with ``dtype=``
+or ``out=``, captured values of other kinds than arrays and numbers, a kernel specialised
+on an array's contents, a fold or scan whose combine function captures values, and any
+step whose inputs are not the tree's captured arrays or earlier results.
 """
 
 from __future__ import annotations
@@ -38,6 +41,7 @@ from offload import driver
 from offload.acc.base import Context
 from offload.acc.graph import COLLECTIVE, LEAF, SCHEDULED, kind
 from offload.acc.graph import compute as compute_graph
+from offload.frontend.nodes import captures_only
 
 PLANS_PER_TREE = 8
 """Recorded schedules kept per tree structure (the newest; one per input signature)."""
@@ -81,7 +85,7 @@ def _replayable(root: object) -> bool:
         k = kind(node)
         if k == LEAF or id(node) in seen:
             continue
-        if k == COLLECTIVE or (k == SCHEDULED and not node.replayable):
+        if k in (COLLECTIVE, SCHEDULED) and not getattr(node, "replayable", False):
             return False
         seen.add(id(node))
         todo.extend(src for _, src in node.sources())
@@ -234,13 +238,21 @@ def rerun(root: Any, backend: Any, options: Any, determinism: str) -> Any:
     if warm is None or warm[0] is not backend or warm[1] is not options or warm[2] != determinism:
         return MISS
     try:
-        entry = driver.tree_entry(backend, root)
+        entry = _tree_entry(backend, root)
         values = entry.fetch(root)  # type: ignore[misc]
     except Exception:  # (the full path reports it)
         return MISS
     if entry is not warm[3] or signature(values) != warm[4]:
         return MISS
     return warm[5].run(values)
+
+
+def _tree_entry(backend: Any, root: Any) -> Any:
+    """``driver.tree_entry``, a collective in the tree lowered to what it captures
+    (``captures_only``: the entry is for its ``fetch``; the tree itself never runs as one
+    kernel)."""
+    with captures_only():
+        return driver.tree_entry(backend, root)
 
 
 def _remember(root: Any, ctx: Context, entry: Any, sig: Any, plan: Plan) -> None:
@@ -256,7 +268,7 @@ def compute(ctx: Context, root: Any, dtype: Any, out: Any) -> Any:
     if dtype is not None or out is not None or ctx.trace is not None or not replayable(root):
         return compute_graph(ctx, root, dtype, out)
     try:
-        entry = driver.tree_entry(ctx.backend, root)
+        entry = _tree_entry(ctx.backend, root)
         assert entry.fetch is not None
         values = entry.fetch(root)
     except Exception:  # (the full path reports it, where the schedule meets it)

@@ -6,7 +6,8 @@ and CUB (``cuda.compute.inclusive_scan``) by CUDA events, GPU only (issue 16):
 
 (every scan but a cross_target float one takes the one-pass scan; ``--tree`` the chunk tree.)
 
-Prints one table row per size: median µs per call of each, offload's ratio to CUB, and
+Prints one table row per size: median µs per call of each (offload's ``kept``: the same
+node computed again, the replay lane's warm call), offload's ratio to CUB, and
 the effective bandwidth of offload's scan counted as CUB's minimum traffic (read once,
 write once).
 ``--kernels`` times each skeleton launch of one warm call at the last size.
@@ -64,12 +65,15 @@ def main() -> None:
         print(f"cuda.compute unavailable: {type(e).__name__}: {e}")
         cc = None
     rng = np.random.default_rng(0)
-    cols = ("label", "n", "offload", "cumsum", "CUB", "x CUB", "GB/s")
-    print(" ".join(f"{c:>{w}}" for c, w in zip(cols, (14, 10, 9, 9, 9, 6, 6), strict=True)))
+    cols = ("label", "n", "offload", "kept", "cumsum", "CUB", "x CUB", "GB/s")
+    widths = (14, 10, 9, 9, 9, 9, 6, 6)
+    print(" ".join(f"{c:>{w}}" for c, w in zip(cols, widths, strict=True)))
     for n in (int(s) for s in args.sizes.split(",")):
         x = values(n)
         y = cp.empty_like(x)
         ours = _time(cp, lambda x=x: ol.compute_g(ol.scanl1(_add, x)))
+        node = ol.scanl1(_add, x)
+        kept = _time(cp, lambda node=node: ol.compute_g(node))
         cum = _time(cp, lambda x=x: cp.cumsum(x, dtype=x.dtype))
         cub: Any = float("nan")
         if cc is not None:
@@ -88,13 +92,13 @@ def main() -> None:
             err = float(cp.max(cp.abs(got - ref)) / max(1.0, float(cp.max(cp.abs(ref)))))
         gbs = 2 * 4 * n / (ours * 1e-6) / 1e9
         print(
-            f"{args.label:>14} {n:>10} {ours:>9.1f} {cum:>9.1f} {cub:>9.1f} "
+            f"{args.label:>14} {n:>10} {ours:>9.1f} {kept:>9.1f} {cum:>9.1f} {cub:>9.1f} "
             f"{ours / cub:>6.2f} {gbs:>6.0f}  ({args.dtype} {args.mode}"
             + (" tree" if args.tree else f" look-back {scan_onepass_src.LOOK_BACK}")
             + "; "
             + (f"{err:g} wrong)" if dt.kind == "i" else f"rel err vs float64 {err:.1e})")
         )
-        del x, y, got
+        del x, y, got, node
     if args.kernels:
         _per_kernel(cp, ol, values(int(args.sizes.split(",")[-1])))
 

@@ -25,7 +25,7 @@ import numpy as np
 from offload.backend import Backend
 from offload.delayed import Delayed
 from offload.diagnostics import OffloadError
-from offload.frontend.nodes import ElementLowering, Index, NodePath
+from offload.frontend.nodes import ElementLowering, Index, NodePath, lowering_captures_only
 from offload.frontend.values import Val
 from offload.options import CompileOptions
 
@@ -120,7 +120,16 @@ class Collective(Delayed):
         each source of ``sources()`` as an array (or tuple of arrays) in that memory."""
 
     def lower_element(self, lo: ElementLowering, path: NodePath, idx: Index) -> Val:
-        raise OffloadError(
-            f"internal: {type(self).__name__} is a collective; the graph scheduler "
-            "materialises it before the tree is lowered"
-        )
+        got = self.lower_captures(lo, path, idx) if lowering_captures_only() else None
+        if got is None:
+            raise OffloadError(
+                f"internal: {type(self).__name__} is a collective; the graph scheduler "
+                "materialises it before the tree is lowered"
+            )
+        return got
+
+    def lower_captures(self, lo: ElementLowering, path: NodePath, idx: Index) -> Val | None:
+        """This collective's lowering under ``captures_only`` where the replay lane may
+        record it: a value of its element's type that reads every value it captures, at
+        those values' paths (never computed); ``None`` where it cannot."""
+        return None

@@ -34,7 +34,7 @@ on where the input sits in memory. The modes differ in the chunk tree the CPU us
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -55,7 +55,8 @@ from offload.acc.skeletons.operands import (
     target_of,
 )
 from offload.acc.skeletons.segments import segment_layout
-from offload.frontend.nodes import NodeFunction
+from offload.frontend.nodes import ElementLowering, Index, NodeFunction, NodePath
+from offload.frontend.values import TupleVal, Val
 
 Dt = np.dtype[Any]
 
@@ -111,24 +112,76 @@ class Scan(Collective):
     def result_dtypes(self) -> tuple[Dt, ...]:
         return source_dtypes(self.a)
 
+    @property
+    def replayable(self) -> bool:
+        """Whether the replay lane may record this scan (``materialise``): not a segmented
+        one (its layout is made on the host from the descriptor's contents)."""
+        return self.seg is None
+
+    def lower_captures(self, lo: ElementLowering, path: NodePath, idx: Index) -> Val | None:
+        """The source's element (at ``idx``, padded to its rank), ``z`` and the combine
+        applied to the element: every value the scan captures (``Collective``)."""
+        if not self.replayable:
+            return None
+        ndim = len(source_shape(self.a))
+        at = [*idx[:ndim], *[lo.constant(0)] * (ndim - len(idx))]
+        a_path = (*path, ("attr", "a"))
+        if isinstance(self.a, tuple | list):
+            parts = [lo.element(x, (*a_path, ("item", k)), at) for k, x in enumerate(self.a)]
+            v: Val = TupleVal(tuple(parts))
+        else:
+            v = lo.element(self.a, a_path, at)
+        if self.z is not None:
+            lo.captured(self.z, (*path, ("attr", "z")))
+        return lo.call(self.f, (*path, ("attr", "f")), [v, v])
+
     def materialise(self, ctx: Context, sources: Mapping[str, Any]) -> Any:
+        if self.seg is not None:
+            return self._run(ctx, components(sources["a"]), sources["seg"])
+        run = self.runner(ctx)
+        comps = components(sources["a"])
+        result = run(*comps)
+        if ctx.record is not None:
+            if combine_for(self.f, source_dtypes(self.a), self.name).captures():
+                ctx.record.refuse(f"the {self.name}'s combine function captures values")
+            else:
+                ctx.record.step(run, comps, result)
+        return result
+
+    def runner(self, ctx: Context) -> Callable[..., Any]:
+        """The scan of a source given as its component arrays, for ``ctx`` (not
+        segmented): what does not depend on the arrays is looked up once -- the replay
+        lane's step (``offload.replay``)."""
+        ctx = replace(ctx, trace=None, record=None)  # (the step outlives this call)
         target = target_of(ctx)
         mode = check_determinism(ctx)
         dts = source_dtypes(self.a)
         sf = combine_for(self.f, dts, f"{self.name}'s combine function")
-        xs = [working(target, c, ctx.backend) for c in components(sources["a"])]
-        *lead, n = xs[0].shape
-        rows = int(np.prod(lead, dtype=np.int64)) if lead else 1
-        xs = [x.reshape(rows, n) for x in xs]
         zs = neutral(self.z, dts, self.name) if self.z is not None else [dt.type(0) for dt in dts]
         caps = captured(target, sf.captures(), ctx.backend)
-        if self.seg is not None:
-            outs = self._segmented((target, mode, sf, caps), xs, zs, sources["seg"])
-        else:
-            has_z = int(self.z is not None)
-            length = n + has_z
-            job = ScanJob(target, mode, sf, dts, caps, right=self.right)
-            outs = job.run(xs, zs, has_z, rows, length)
+        has_z = int(self.z is not None)
+        job = ScanJob(target, mode, sf, dts, caps, right=self.right, frozen={})
+
+        def run(*comps: Any) -> Any:
+            xs, lead, rows, n = _rows(target, list(comps), ctx)
+            outs = job.run(xs, zs, has_z, rows, n + has_z)
+            return self._shaped(ctx, target, outs, lead, n)
+
+        return run
+
+    def _run(self, ctx: Context, comps: list[Any], seg: Any) -> Any:
+        target = target_of(ctx)
+        mode = check_determinism(ctx)
+        dts = source_dtypes(self.a)
+        sf = combine_for(self.f, dts, f"{self.name}'s combine function")
+        zs = neutral(self.z, dts, self.name) if self.z is not None else [dt.type(0) for dt in dts]
+        caps = captured(target, sf.captures(), ctx.backend)
+        xs, lead, _, n = _rows(target, comps, ctx)
+        outs = self._segmented((target, mode, sf, caps), xs, zs, seg)
+        return self._shaped(ctx, target, outs, lead, n)
+
+    def _shaped(self, ctx: Context, target: str, outs: list[Any], lead: list[int], n: int) -> Any:
+        """The result from the scanned rows ``outs`` (the ``_total`` forms' pair)."""
         shaped = [deliver(ctx, target, o.reshape(*lead, o.shape[1])) for o in outs]
         if not self.total:
             return pack(shaped)
@@ -164,6 +217,14 @@ class Scan(Collective):
         return seg_job.run([flags, *vs], [np.uint8(0), *zs], 0, rows, length)[1:]
 
 
+def _rows(target: str, comps: list[Any], ctx: Context) -> tuple[list[Any], list[int], int, int]:
+    """The components as working arrays of rows: (arrays, leading shape, rows, length)."""
+    xs = [working(target, c, ctx.backend) for c in comps]
+    *lead, n = xs[0].shape
+    rows = int(np.prod(lead, dtype=np.int64)) if lead else 1
+    return [x.reshape(rows, n) for x in xs], lead, rows, n
+
+
 @dataclass(frozen=True, eq=False)
 class Part(Collective):
     """Item ``index`` of a collective whose result is a pair (``scanl_total``'s)."""
@@ -187,6 +248,13 @@ class Part(Collective):
 
     def result_dtypes(self) -> tuple[Dt, ...]:
         return self.whole.result_dtypes()
+
+    @property
+    def replayable(self) -> bool:
+        return self.whole.replayable
+
+    def lower_captures(self, lo: ElementLowering, path: NodePath, idx: Index) -> Val | None:
+        return self.whole.lower_captures(lo, (*path, ("attr", "whole")), idx)
 
     def materialise(self, ctx: Context, sources: Mapping[str, Any]) -> Any:
         return sources["whole"][self.index]

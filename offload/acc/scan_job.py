@@ -7,7 +7,7 @@ holds the nodes and the determinism rules (its docstring); ``offload.stream.scan
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -101,6 +101,10 @@ class ScanJob:
     """The combine's captured values."""
     right: bool = False
     segmented: bool = False
+    frozen: dict[tuple[int, ...], Any] | None = field(default=None, compare=False, repr=False)
+    """Where given (a job the replay lane keeps, with its neutral elements: ``Scan.runner``),
+    the GPU's one-pass launch per (threads, rows, length, has_z), frozen after its first
+    launch (``Module.freeze``): later launches give the new arrays' addresses alone."""
 
     def run(self, xs: list[Any], zs: list[Any], has_z: int, rows: int, length: int) -> list[Any]:
         """The inclusive scans of the ``rows`` virtual rows of ``length``: arrays
@@ -178,35 +182,66 @@ class ScanJob:
         length: int,
         *,
         seed: list[Any] | None = None,
+        prefix: bool = False,
     ) -> list[Any]:
         """The inclusive scans of ``_level`` in one launch (``scan_onepass_src``): a block
         a tile of ``tb`` chunks, tiles taken in order from a counter; with ``seed`` (one
-        row) the row starts from that prefix. Returns the last tile's inclusive prefix
-        (device arrays of one element, a component each: a streamed row's next seed)."""
+        row) the row starts from that prefix. With ``prefix``, returns the last tile's
+        inclusive prefix (arrays of one element, a component each: a streamed row's next
+        seed)."""
         xs, zs, outs = arrays
-        module = self.onepass_module(tb)
         nch = cdiv(length, GPU_CHUNK)
         tpr = cdiv(nch, tb)
         tiles = rows * tpr
         xp = xp_for(self.target)
+        pads = [pad(dt) for dt in self.dts]
         state = xp.zeros(tiles + 1, np.int32)  # (each tile's status, then the tile counter)
-        ags = [xp.empty(tiles * pad(dt), dt) for dt in self.dts]
-        # (a slot more than the tiles: without a seed, the kernel's unread seed argument;
-        # the simulator copies every argument back, so it must not overlap another)
-        incs = [xp.empty((tiles + 1) * pad(dt), dt) for dt in self.dts]
-        last = [np.int64(tiles - 1) * pad(dt) for dt in self.dts]
-        spare = [
-            inc[k + p : k + p + 1] for inc, k, p in zip(incs, last, map(pad, self.dts), strict=True)
-        ]
+        ags = [xp.empty(tiles * p, dt) for p, dt in zip(pads, self.dts, strict=True)]
+        incs = [xp.empty((tiles + 1) * p, dt) for p, dt in zip(pads, self.dts, strict=True)]
+        if seed is not None:
+            seeds = seed
+        elif self.target == "gpu":  # (the kernel's seed argument, unread: any array)
+            seeds = incs
+            frozen = None if self.frozen is None or prefix else self.frozen
+            launch = None if frozen is None else frozen.get((tb, rows, length, has_z))
+            if launch is not None:
+                at = int(state.data.ptr)
+                before: list[Any] = [*xs, *outs]
+                after: list[Any] = [*ags, *incs, *incs]
+                ptrs = [int(a.data.ptr) for a in before] + [at, at + 4 * tiles]
+                launch(*ptrs, *[int(a.data.ptr) for a in after])
+                return []
+        else:  # (the simulator copies every argument back: one that overlaps no other)
+            seeds = [inc[tiles * p : tiles * p + 1] for inc, p in zip(incs, pads, strict=True)]
+        module = self.onepass_module(tb)
         i64 = np.int64
         head = (i64(nch), i64(length), i64(GPU_CHUNK), i64(has_z), i64(self.right), i64(tpr))
         flag = i64(seed is not None)
         args = (*head, flag, *xs, *zs, *outs, state[:tiles], state[tiles:], *ags, *incs)
-        args += (*(spare if seed is None else seed), *self.caps)
         # (the GPU: a block a tile; the simulator runs its few blocks one after another)
         blocks = tiles if self.target == "gpu" else min(tiles, SIM_MAX_BLOCKS)
-        module.launch("onepass", tiles, *args, blocks=blocks)
+        module.launch("onepass", tiles, *args, *seeds, *self.caps, blocks=blocks)
+        if self.frozen is not None and self.target == "gpu" and seed is None:
+            key = (tb, rows, length, has_z)
+            self._freeze(module, key, tiles, (*args, *seeds, *self.caps), blocks)
+        if not prefix:
+            return []
+        last = [(tiles - 1) * p for p in pads]
         return [inc[k : k + 1] for inc, k in zip(incs, last, strict=True)]
+
+    def _freeze(
+        self, module: Module, key: tuple[int, ...], tiles: int, args: tuple[Any, ...], blocks: int
+    ) -> None:
+        """The launch of ``args`` frozen under ``key`` (``frozen``): every array argument
+        but the neutral elements and the combine's captures is new on each call."""
+        if self.frozen is None or key in self.frozen:
+            return
+        m, h = len(self.dts), 7  # (the sizes and flags before the arrays)
+        # (inputs; then outputs, status, counter, totals, prefixes, seeds)
+        variable = [*range(h, h + m), *range(h + 2 * m, h + 6 * m + 2)]
+        made = module.freeze("onepass", tiles, args, variable, blocks)
+        if made is not None:
+            self.frozen[key] = made
 
     def one_pass_row(
         self, xs: list[Any], zs: list[Any], has_z: int, length: int, seed: list[Any] | None
@@ -219,7 +254,7 @@ class ScanJob:
             raise OffloadError("internal: a one-pass row scan where the one pass does not apply")
         xp = xp_for(self.target)
         outs = [xp.empty((1, length), dt) for dt in self.dts]
-        return outs, self._one_pass(tb, (xs, zs, outs), has_z, 1, length, seed=seed)
+        return outs, self._one_pass(tb, (xs, zs, outs), has_z, 1, length, seed=seed, prefix=True)
 
     def staged_threads(self) -> int | None:
         """The block size of the GPU's shared-memory kernels for these components, or

@@ -11,8 +11,10 @@ functions).
 from __future__ import annotations
 
 import abc
+import contextlib
 import types
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -23,6 +25,27 @@ NodePath = tuple[Step, ...]
 """Steps from the root of the tree (the lowering target) to a node, source or function."""
 Index = Sequence[Scalar]
 """A symbolic index: one integer scalar per dimension."""
+
+
+_CAPTURES_ONLY: ContextVar[bool] = ContextVar("offload_captures_only", default=False)
+
+
+@contextlib.contextmanager
+def captures_only() -> Iterator[None]:
+    """While active, a collective that can lowers to what it captures alone (its sources'
+    elements, its functions applied to them): the lowering of a tree holding collectives
+    that the replay lane makes for its entry's ``fetch`` -- which values the tree
+    captures, and where -- and never compiles."""
+    token = _CAPTURES_ONLY.set(True)
+    try:
+        yield
+    finally:
+        _CAPTURES_ONLY.reset(token)
+
+
+def lowering_captures_only() -> bool:
+    """Whether ``captures_only`` is active."""
+    return _CAPTURES_ONLY.get()
 
 
 @dataclass(frozen=True)

@@ -22,11 +22,12 @@ chunk (the result may exceed the budget too).
   chunk's stream waits for the previous kernel's event): the same tiles, the same left
   fold, so the unstreamed bits, reading the source once.
 * Rank 1, the chunk tree (``cross_target`` floats): the unstreamed GPU scan is a
-  reduce-then-scan over ``v`` cut into chunks of ``C`` elements (``GPU_CHUNK``): kernel ``totals`` folds each chunk left to right, the
-  totals are scanned by the same tree (``ScanJob.carries``), and kernel ``rescan`` folds
-  each chunk again from the previous chunk's carry. A running value carried from chunk
-  to chunk would associate differently (a float ``+`` would change bits), so this tree
-  is reproduced instead, in two passes over the source:
+  reduce-then-scan over ``v`` cut into chunks of ``C`` elements (``GPU_CHUNK``): kernel
+  ``totals`` folds each chunk left to right, the totals are scanned by the same tree
+  (``ScanJob.carries``), and kernel ``rescan`` folds each chunk again from the previous
+  chunk's carry. A running value carried from chunk to chunk would associate differently
+  (a float ``+`` would change bits), so this tree is reproduced instead, in two passes
+  over the source:
 
   1. the producer's chunks are cut at the tree's chunk boundaries (``Cut.phase``:
      positions ``k`` with ``k + has_z`` a multiple of ``C``, mirrored for a right scan),

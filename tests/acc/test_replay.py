@@ -165,12 +165,49 @@ def test_dtype_and_out_take_the_scheduled_path(runs):
     assert runs == {"replayed": 0, "scheduled": 3}
 
 
-def test_a_tree_with_a_scan_is_not_replayed(runs):
-    x = RNG.random(100)
+@pytest.mark.parametrize("compute", COMPUTES, ids=["s", "p"])
+def test_scans_replay_with_the_scheduled_bits(compute, mode, runs):
+    def trees(x, y):
+        return [
+            ol.fold_all(add, 0.0, ol.scanl1(add, ol.map(scaled, x))),
+            ol.scanr(add, 1.0, x.reshape(3, -1)),
+            ol.scanl_total(add, 0.0, x)[1],
+            ol.scanl1(lambda a, b: (a[0] + b[0], a[1] * b[1]), (x, y)),
+        ]
+
+    for t in trees(RNG.random(3000), RNG.random(3000)):
+        compute(t)
+    assert runs == {"replayed": 0, "scheduled": 4}
     for _ in range(2):
-        ol.compute_s(ol.fold_all(add, 0.0, ol.scanl1(add, x)))
+        x, y = RNG.random(3000), RNG.random(3000)
+        for t in trees(x, y):
+            same_bits(compute(t), scheduled(compute, t))
+    assert runs["replayed"] >= 6  # (the tuple scan's pair result, too, where recorded)
+
+
+def test_a_scans_neutral_element_is_read_again(runs):
+    x = RNG.random(500)
+    for z in (0.0, 0.0, 2.5, -1.0):
+        got = ol.compute_s(ol.scanl(add, z, x))
+        assert got[0] == z and got[-1] == pytest.approx(z + x.sum())
+    assert runs["replayed"] == 1  # (the second call only: every other z is another key)
+
+
+def test_segmented_scans_and_capturing_combines_are_not_replayed(runs):
+    x, seg = RNG.random(100), np.array([30, 0, 70])
+    for _ in range(2):
+        ol.compute_s(ol.fold_all(add, 0.0, ol.scanl1_seg(add, x, seg)))
     assert runs["replayed"] == 0
-    assert not replay.replayable(ol.fold_all(add, 0.0, ol.scanl1(add, x)))
+    assert not replay.replayable(ol.fold_all(add, 0.0, ol.scanl1_seg(add, x, seg)))
+    k = np.float64(2.0)
+
+    def scaled_add(a, b):
+        return a + b * k
+
+    for _ in range(2):
+        got = ol.compute_s(ol.scanl1(scaled_add, x))
+    assert runs["replayed"] == 0
+    np.testing.assert_allclose(got[:3], [x[0], x[0] + 2 * x[1], x[0] + 2 * x[1] + 2 * x[2]])
 
 
 def test_rows_a_map_after_the_fold_and_fold_seg_replay(mode, runs):

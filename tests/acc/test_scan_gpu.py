@@ -121,3 +121,36 @@ def test_gpu_filter() -> None:
         return x < 0.3
 
     np.testing.assert_array_equal(_host(compute(ofilter(small, a), "gpu")), a[a < 0.3])
+
+
+def test_gpu_kept_scan_replays_a_frozen_launch() -> None:
+    # a kept node's warm calls run the replay lane's step, whose one-pass launch is frozen
+    # after the first: later launches patch the new arrays' addresses alone
+    import cupy as cp
+
+    import offload as ol
+    from offload.acc import scan_job as SJ
+
+    frozen: list[Any] = []
+    real = SJ.ScanJob._freeze
+
+    def spy(self: Any, *args: Any) -> None:
+        real(self, *args)
+        frozen.append(self.frozen)
+
+    saved = ol.config.memory
+    ol.config.memory = "device"
+    try:
+        SJ.ScanJob._freeze = spy  # type: ignore[method-assign]
+        x = cp.asarray(np.random.default_rng(1).standard_normal(3 * 8192 + 5).astype(np.float32))
+        node = S.scanl1(add, x)
+        for k in range(4):
+            x[:] = cp.asarray(np.random.default_rng(k).standard_normal(x.size).astype(np.float32))
+            got = _host(ol.compute_g(node))
+            # (``dtype=`` never replays: the scheduled path, launched afresh)
+            fresh = _host(ol.compute_g(S.scanl1(add, x), dtype=np.float32))
+            assert got.tobytes() == fresh.tobytes()
+        assert any(f for f in frozen)  # (a launch was frozen)
+    finally:
+        SJ.ScanJob._freeze = real  # type: ignore[method-assign]
+        ol.config.memory = saved
