@@ -76,24 +76,33 @@ def _whole_tile_or(fast: str, general: str) -> str:
 def unrolled_in(m: int, ch: int, tb: int, row: str = "0", tile: str = "tile") -> str:
     """A whole tile's loads, unrolled: all ``ch`` loads of a thread are issued before the
     first shared store waits on one (a loop stalls the warp on every load in turn). The
-    tile is number ``tile`` of row ``row`` (kernel text)."""
-    lines = [f"base_ = {tile} * (TB * CH) + tid"]
+    tile is number ``tile`` of row ``row`` (kernel text). The offsets are unsigned (an
+    index numba cannot prove non-negative costs a wraparound select per access) and the
+    shared ones a constant apart: thread ``t`` stores load ``j`` at ``j * tb + t`` plus
+    its padding, ``(j * tb + t) // CH``, which is ``j * tb // CH + t // CH``."""
+    lines = [
+        f"base_ = np.uint64({tile} * (TB * CH) + tid)",
+        "sat_ = np.uint64(tid + tid // CH)",
+    ]
     for j in range(ch):
-        lines += [f"e{k}_{j} = x{k}[{row}, base_ + {j * tb}]" for k in range(m)]
+        lines += [f"e{k}_{j} = x{k}[{row}, base_ + np.uint64({j * tb})]" for k in range(m)]
     for j in range(ch):
-        at = f"{j * tb} + tid + ({j * tb} + tid) // CH"
+        at = f"sat_ + np.uint64({j * tb + j * tb // ch})"
         lines += [f"sm{k}[{at}] = e{k}_{j}" for k in range(m)]
     return "\n".join(lines)
 
 
 def unrolled_out(m: int, ch: int, tb: int, row: str = "0", tile: str = "tile") -> str:
-    """A whole tile's stores, unrolled (the shared loads first)."""
-    lines = [f"base_ = {tile} * (TB * CH) + tid"]
+    """A whole tile's stores, unrolled (the shared loads first; offsets as ``unrolled_in``)."""
+    lines = [
+        f"base_ = np.uint64({tile} * (TB * CH) + tid)",
+        "sat_ = np.uint64(tid + tid // CH)",
+    ]
     for j in range(ch):
-        at = f"{j * tb} + tid + ({j * tb} + tid) // CH"
+        at = f"sat_ + np.uint64({j * tb + j * tb // ch})"
         lines += [f"e{k}_{j} = sm{k}[{at}]" for k in range(m)]
     for j in range(ch):
-        lines += [f"o{k}[{row}, base_ + {j * tb}] = e{k}_{j}" for k in range(m)]
+        lines += [f"o{k}[{row}, base_ + np.uint64({j * tb})] = e{k}_{j}" for k in range(m)]
     return "\n".join(lines)
 
 

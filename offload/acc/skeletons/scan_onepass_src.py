@@ -170,7 +170,8 @@ def onepass_module(
         unrolled_in(m, ch, tb, row="row", tile="jt"),
         _get(m, "e", "kk") + "\n" + "\n".join(f"sm{k}[p + wl] = e{k}" for k in range(m)),
     )
-    read_e = "\n".join(f"e{k} = sm{k}[base + k]" for k in range(m))
+    # (unsigned offsets: no wraparound select per access)
+    read_e = "\n".join(f"e{k} = sm{k}[base + np.uint64(k)]" for k in range(m))
     fold_chunk = (
         "cnt = min(CH, L - ci * CH)\n"
         + "\n".join(f"acc{k} = sm{k}[base]" for k in range(m))
@@ -271,7 +272,7 @@ def onepass_module(
             + publish(incs, a, 2)
         )
     )
-    store = "\n".join(f"sm{k}[base + k] = acc{k}" for k in range(m))
+    store = "\n".join(f"sm{k}[base + np.uint64(k)] = acc{k}" for k in range(m))
     # Each thread's carry: the tile's prefix, then the warps before its own, then the
     # chunks before its own in its warp.
     carry = (
@@ -331,7 +332,7 @@ def onepass_module(
             "nv = min(np.int64(TB), nch - c0)",
             stage_in,
             "cuda.syncthreads()",
-            "base = tid * (CH + 1)",
+            "base = np.uint64(tid * (CH + 1))",
             "ci = c0 + tid",
             "if tid < nv:",
             _indent(fold_chunk),
