@@ -136,17 +136,19 @@ def staged_scan_module(
         "if w < items:\n"
         + _indent(split("row", "ci", "w", "nch", "items == nch"))
         + "\n    cnt = min(CH, L - ci * CH)\n"
-        "    base = tid * (CH + 1)\n"
+        "    base = np.uint64(tid * (CH + 1))\n"
     )
-    read_e = "\n".join(f"e{k} = sm{k}[base + k]" for k in range(m))
+    # (unsigned offsets and counted while loops: numba's signed indices and range
+    # iterators cost selects per element)
+    read_e = "\n".join(f"e{k} = sm{k}[base + np.uint64(k)]" for k in range(m))
     fold_tot = (
         "\n".join(f"acc{k} = sm{k}[base]" for k in range(m))
-        + "\nfor k in range(1, cnt):\n"
-        + _indent(read_e + "\n" + _apply(caps, acc, e))
+        + "\nk = 1\nwhile k < cnt:\n"
+        + _indent(read_e + "\n" + _apply(caps, acc, e) + "\nk += 1")
         + "\n"
         + "\n".join(f"{t}[row, ci] = acc{k}" for k, t in enumerate(ts))
     )
-    store = "\n".join(f"sm{k}[base + k] = acc{k}" for k in range(m))
+    store = "\n".join(f"sm{k}[base + np.uint64(k)] = acc{k}" for k in range(m))
     fold_res = (
         "k = 0\n"
         + read_e
@@ -160,8 +162,8 @@ def staged_scan_module(
         + _indent("\n".join(f"acc{k} = e{k}" for k in range(m)))
         + "\n"
         + store
-        + "\nfor k in range(1, cnt):\n"
-        + _indent(read_e + "\n" + _apply(caps, acc, e) + "\n" + store)
+        + "\nk = 1\nwhile k < cnt:\n"
+        + _indent(read_e + "\n" + _apply(caps, acc, e) + "\n" + store + "\nk += 1")
     )
     stage_out = _whole_tile_or(
         unrolled_out(m, ch, tb),
