@@ -153,12 +153,7 @@ class Scan(Collective):
         segmented): what does not depend on the arrays is looked up once -- the replay
         lane's step (``offload.replay``)."""
         ctx = replace(ctx, trace=None, record=None)  # (the step outlives this call)
-        target = target_of(ctx)
-        mode = check_determinism(ctx)
-        dts = source_dtypes(self.a)
-        sf = combine_for(self.f, dts, f"{self.name}'s combine function")
-        zs = neutral(self.z, dts, self.name) if self.z is not None else [dt.type(0) for dt in dts]
-        caps = captured(target, sf.captures(), ctx.backend)
+        target, mode, dts, sf, zs, caps = self._setup(ctx)
         has_z = int(self.z is not None)
         job = ScanJob(target, mode, sf, dts, caps, right=self.right, frozen={})
 
@@ -169,13 +164,25 @@ class Scan(Collective):
 
         return run
 
-    def _run(self, ctx: Context, comps: list[Any], seg: Any) -> Any:
+    def _setup(
+        self, ctx: Context
+    ) -> tuple[str, str, tuple[Dt, ...], ScalarFunction, list[Any], list[Any]]:
+        """(target, mode, dtypes, combine, neutral elements, the combine's captures)."""
         target = target_of(ctx)
-        mode = check_determinism(ctx)
         dts = source_dtypes(self.a)
         sf = combine_for(self.f, dts, f"{self.name}'s combine function")
         zs = neutral(self.z, dts, self.name) if self.z is not None else [dt.type(0) for dt in dts]
-        caps = captured(target, sf.captures(), ctx.backend)
+        return (
+            target,
+            check_determinism(ctx),
+            dts,
+            sf,
+            zs,
+            captured(target, sf.captures(), ctx.backend),
+        )
+
+    def _run(self, ctx: Context, comps: list[Any], seg: Any) -> Any:
+        target, mode, _, sf, zs, caps = self._setup(ctx)
         xs, lead, _, n = _rows(target, comps, ctx)
         outs = self._segmented((target, mode, sf, caps), xs, zs, seg)
         return self._shaped(ctx, target, outs, lead, n)

@@ -77,6 +77,21 @@ def _stage(whole: str, fast: str, general: str) -> str:
     return f"if {whole}:\n" + _indent(fast) + "\nelse:\n" + _indent(_positions(general))
 
 
+def _with(cy: list[str], reads: list[str], caps: list[str], *, later: bool) -> str:
+    """The carry ``cy`` (held where ``hc``) combined with the values ``reads`` -- as its
+    right operand where they come ``later``, else its left -- or set to them."""
+    a = _names("a", len(cy))
+    both = _into(cy, cy, a, caps) if later else _into(cy, a, cy, caps)
+    return (
+        "\n".join(f"{x} = {r}" for x, r in zip(a, reads, strict=True))
+        + "\nif hc != 0:\n"
+        + _indent(both)
+        + "\nelse:\n"
+        + _indent(_copy(cy, a))
+        + "\nhc = 1"
+    )
+
+
 def _warp_totals(dst: list[str], upto: str, caps: list[str]) -> str:
     """``dst`` = the combined totals of the tile's warps before warp ``upto`` (>= 1), left
     to right (each warp's total is its last chunk's warp-inclusive value)."""
@@ -280,23 +295,9 @@ def onepass_module(
         + "\nhc = 0\nwi = tid // WARP\nif wi > 0:\n"
         + _indent(_warp_totals(cy, "wi", caps) + "\nhc = 1")
         + "\nif lane > 0:\n"
-        + _indent(
-            "\n".join(f"a{k} = sc{k}[tid - 1]" for k in range(m))
-            + "\nif hc != 0:\n"
-            + _indent(_into(cy, cy, a, caps))
-            + "\nelse:\n"
-            + _indent(_copy(cy, a))
-            + "\nhc = 1"
-        )
+        + _indent(_with(cy, [f"sc{k}[tid - 1]" for k in range(m)], caps, later=True))
         + "\nif hp != 0:\n"
-        + _indent(
-            "\n".join(f"a{k} = pf{k}[0]" for k in range(m))
-            + "\nif hc != 0:\n"
-            + _indent(_into(cy, a, cy, caps))
-            + "\nelse:\n"
-            + _indent(_copy(cy, a))
-            + "\nhc = 1"
-        )
+        + _indent(_with(cy, [f"pf{k}[0]" for k in range(m)], caps, later=False))
     )
     rescan = (
         "cnt = min(CH, L - ci * CH)\n"
