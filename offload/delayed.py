@@ -224,6 +224,9 @@ def reshape(x: Source, shape: tuple[int, ...] | int) -> Reshape:
 
 
 def _shape(x: Source) -> tuple[int, ...]:
+    if type(x) is np.ndarray:  # (the common leaf: its shape is a tuple of ints already)
+        fast: tuple[int, ...] = x.shape
+        return fast
     if isinstance(x, Delayed):
         return x.shape
     shape = getattr(x, "shape", None)
