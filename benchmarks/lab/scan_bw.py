@@ -108,7 +108,9 @@ def _per_kernel(cp: Any, ol: Any, x: Any) -> None:
     from offload.acc.skeletons import build
 
     n = x.size
-    ol.compute_g(ol.scanl1(_add, x))
+    # (``dtype=`` takes the scheduled path: a replayed step's frozen launch would bypass
+    # ``Module.launch``, which this times)
+    ol.compute_g(ol.scanl1(_add, x), dtype=x.dtype)
     marks: list[tuple[str, Any, Any]] = []
     launch = build.Module.launch
 
@@ -121,7 +123,7 @@ def _per_kernel(cp: Any, ol: Any, x: Any) -> None:
 
     build.Module.launch = timed  # type: ignore[method-assign]
     try:
-        ol.compute_g(ol.scanl1(_add, x))
+        ol.compute_g(ol.scanl1(_add, x), dtype=x.dtype)
     finally:
         build.Module.launch = launch  # type: ignore[method-assign]
     cp.cuda.Device().synchronize()

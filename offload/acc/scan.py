@@ -138,31 +138,34 @@ class Scan(Collective):
     def materialise(self, ctx: Context, sources: Mapping[str, Any]) -> Any:
         if self.seg is not None:
             return self._run(ctx, components(sources["a"]), sources["seg"])
-        run = self.runner(ctx)
+        record = ctx.record
+        run, captures = self.runner(ctx, kept=record is not None)
         comps = components(sources["a"])
         result = run(*comps)
-        if ctx.record is not None:
-            if combine_for(self.f, source_dtypes(self.a), self.name).captures():
-                ctx.record.refuse(f"the {self.name}'s combine function captures values")
+        if record is not None:
+            if captures:
+                record.refuse(f"the {self.name}'s combine function captures values")
             else:
-                ctx.record.step(run, comps, result)
+                record.step(run, comps, result)
         return result
 
-    def runner(self, ctx: Context) -> Callable[..., Any]:
+    def runner(self, ctx: Context, *, kept: bool) -> tuple[Callable[..., Any], bool]:
         """The scan of a source given as its component arrays, for ``ctx`` (not
         segmented): what does not depend on the arrays is looked up once -- the replay
-        lane's step (``offload.replay``)."""
+        lane's step (``offload.replay``) where ``kept``, whose launch is then frozen --
+        and whether the combine captures values (such a step is not kept)."""
         ctx = replace(ctx, trace=None, record=None)  # (the step outlives this call)
         target, mode, dts, sf, zs, caps = self._setup(ctx)
         has_z = int(self.z is not None)
-        job = ScanJob(target, mode, sf, dts, caps, right=self.right, frozen={})
+        frozen: dict[tuple[int, ...], Any] | None = {} if kept and not caps else None
+        job = ScanJob(target, mode, sf, dts, caps, right=self.right, frozen=frozen)
 
         def run(*comps: Any) -> Any:
             xs, lead, rows, n = _rows(target, list(comps), ctx)
             outs = job.run(xs, zs, has_z, rows, n + has_z)
             return self._shaped(ctx, target, outs, lead, n)
 
-        return run
+        return run, bool(caps)
 
     def _setup(
         self, ctx: Context
