@@ -59,7 +59,7 @@ from offload.acc.skeletons.build import (
     working,
     xp_for,
 )
-from offload.acc.skeletons.deliver import deliver
+from offload.acc.skeletons.deliver import deliver, delivered, results
 from offload.acc.skeletons.operands import (
     check_determinism,
     components,
@@ -149,9 +149,9 @@ def run_permute(
     ixf = compile_index_function(ix, len(sshape), "ixf", f"{node.name}'s index function")
     _check_index_results(ixf, len(dshape), node.name)
     xp = xp_for(target)
-    outs = [
-        working(target, d, ctx.backend).reshape(-1).copy() for d in components(sources["defaults"])
-    ]
+    made, outs = results(ctx.backend, target, (int(np.prod(dshape, dtype=np.int64)),), dts)
+    for o, d in zip(outs, components(sources["defaults"]), strict=True):
+        o[...] = working(target, d, ctx.backend).reshape(-1)
     xs = [working(target, x, ctx.backend).reshape(-1) for x in components(sources["a"])]
     xs = [x.astype(dt, copy=False) for x, dt in zip(xs, dts, strict=True)]
     n = int(np.prod(sshape, dtype=np.int64))
@@ -178,7 +178,8 @@ def run_permute(
         if fault[0] != 0:
             raise _index_error(node.name, int(fault[0]) - 1, fault[1:], sshape, dshape)
         _combine((target, mode), sf, dts, (dst, xs, outs), caps)
-    return pack([deliver(ctx, target, o.reshape(dshape)) for o in outs])
+    delivered(ctx.backend, target)  # (unified: written in place)
+    return pack([deliver(ctx, target, o.reshape(dshape)) for o in made])
 
 
 def _check_index_results(ixf: ScalarFunction, rank: int, name: str) -> None:

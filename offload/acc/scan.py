@@ -43,7 +43,7 @@ from offload.acc.base import Collective, Context
 from offload.acc.combine import ScalarFunction
 from offload.acc.scan_job import ScanJob
 from offload.acc.skeletons.build import captured, working, xp_for
-from offload.acc.skeletons.deliver import deliver
+from offload.acc.skeletons.deliver import deliver, delivered, results
 from offload.acc.skeletons.operands import (
     check_determinism,
     combine_for,
@@ -162,8 +162,10 @@ class Scan(Collective):
 
         def run(*comps: Any) -> Any:
             xs, lead, rows, n = _rows(target, list(comps), ctx)
-            outs = job.run(xs, zs, has_z, rows, n + has_z)
-            return self._shaped(ctx, target, outs, lead, n)
+            made, outs = results(ctx.backend, target, (rows, n + has_z), dts)
+            job.run(xs, zs, has_z, rows, n + has_z, outs)
+            delivered(ctx.backend, target)  # (unified: written in place)
+            return self._shaped(ctx, target, made, lead, n)
 
         return run, bool(caps)
 

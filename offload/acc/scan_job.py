@@ -106,11 +106,20 @@ class ScanJob:
     the GPU's one-pass launch per (threads, rows, length, has_z), frozen after its first
     launch (``Module.freeze``): later launches give the new arrays' addresses alone."""
 
-    def run(self, xs: list[Any], zs: list[Any], has_z: int, rows: int, length: int) -> list[Any]:
+    def run(
+        self,
+        xs: list[Any],
+        zs: list[Any],
+        has_z: int,
+        rows: int,
+        length: int,
+        outs: list[Any] | None = None,
+    ) -> list[Any]:
         """The inclusive scans of the ``rows`` virtual rows of ``length``: arrays
-        (rows, length), one per component."""
-        xp = xp_for(self.target)
-        outs = [xp.empty((rows, length), dt) for dt in self.dts]
+        (rows, length), one per component -- written into ``outs`` where given."""
+        if outs is None:
+            xp = xp_for(self.target)
+            outs = [xp.empty((rows, length), dt) for dt in self.dts]
         if rows == 0 or length == 0:
             return outs
         chunk = chunk_size(self.target, length, self.mode)

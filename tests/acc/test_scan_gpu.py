@@ -154,3 +154,34 @@ def test_gpu_kept_scan_replays_a_frozen_launch() -> None:
     finally:
         SJ.ScanJob._freeze = real  # type: ignore[method-assign]
         ol.config.memory = saved
+
+
+@pytest.mark.parametrize("n", [0, 1000, 8192 * 7 + 3, 50_000_017])
+def test_gpu_unified_scan_and_permute_write_managed_results_readable_at_once(n: int) -> None:
+    # unified mode (the default): the kernels write the managed NumPy results in place;
+    # the call returns only once they are written -- read here with no synchronise, a
+    # missing one would show the previous call's values (the same block, recycled)
+    import offload as ol
+
+    saved = ol.config.memory
+    ol.config.memory = "unified"
+    try:
+        for k in range(3):
+            a = np.random.default_rng(k).integers(-9, 9, n).astype(np.int32)
+            got = ol.compute_g(S.scanl(add, np.int32(k), a))
+            assert type(got) is np.ndarray and got.shape == (n + 1,)
+            want = np.concatenate([[k], k + np.cumsum(a, dtype=np.int32)]).astype(np.int32)
+            np.testing.assert_array_equal(got, want)
+            node = S.scanr_total(add, np.int32(0), a)
+            body, total = ol.compute_g(node)
+            assert int(total) == int(a.sum(dtype=np.int32)) and body.shape == (n,)
+            bins = np.zeros(7, np.int64) + k
+
+            def ix(i: int) -> int:
+                return a[i] % 7
+
+            hist = ol.compute_g(permute(add, bins, ix, np.ones(n, np.int64)))
+            assert type(hist) is np.ndarray
+            np.testing.assert_array_equal(hist, k + np.bincount(a % 7, minlength=7))
+    finally:
+        ol.config.memory = saved
