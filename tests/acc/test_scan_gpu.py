@@ -172,8 +172,10 @@ def test_gpu_unified_scan_and_permute_write_managed_results_readable_at_once(n: 
             assert type(got) is np.ndarray and got.shape == (n + 1,)
             want = np.concatenate([[k], k + np.cumsum(a, dtype=np.int32)]).astype(np.int32)
             np.testing.assert_array_equal(got, want)
-            node = S.scanr_total(add, np.int32(0), a)
-            body, total = ol.compute_g(node)
+            body, total = (ol.compute_g(x) for x in S.scanr_total(add, np.int32(0), a))
+            assert type(body) is np.ndarray
+            right = np.cumsum(a[::-1], dtype=np.int32)[::-1]  # (inclusive; the body excludes)
+            np.testing.assert_array_equal(body, np.append(right[1:], np.int32(0))[:n])
             assert int(total) == int(a.sum(dtype=np.int32)) and body.shape == (n,)
             bins = np.zeros(7, np.int64) + k
 
