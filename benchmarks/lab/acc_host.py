@@ -1,6 +1,10 @@
-"""Host time of a warm collective call on the GPU (device mode): cProfile of repeated calls.
+"""Host time of a warm collective call on the GPU: cProfile of repeated calls.
 
 python -m benchmarks.lab.acc_host [--name dotp] [--size quick] [--calls 300]
+    [--memory device|unified]
+
+Device mode reads CuPy inputs; unified mode (the default's) reads inputs frozen with
+``ol.use``, as the runner's ``g`` target does, and each call synchronises.
 """
 
 from __future__ import annotations
@@ -12,6 +16,7 @@ import pstats
 import time
 
 from benchmarks.lab.acc_trace import MODULES, on_device
+from benchmarks.targets import TARGETS
 
 
 def main() -> None:
@@ -21,14 +26,20 @@ def main() -> None:
     ap.add_argument("--calls", type=int, default=300)
     ap.add_argument("--top", type=int, default=45)
     ap.add_argument("--sort", default="tottime", help="pstats order: tottime, cumulative")
+    ap.add_argument("--memory", default="device", choices=("device", "unified"))
     args = ap.parse_args()
     import cupy as cp
 
     import offload as ol
 
-    ol.config.memory = "device"
+    ol.config.memory = args.memory
     bench = importlib.import_module(f"benchmarks.suite.{MODULES[args.name]}").BENCHMARK
-    bound = bench.bind(on_device(cp, bench.make_inputs(bench.sizes[args.size])))
+    inputs = bench.make_inputs(bench.sizes[args.size])
+    if args.memory == "device":
+        inputs = on_device(cp, inputs)
+    else:
+        inputs = TARGETS["g"].resident(inputs)
+    bound = bench.bind(inputs)
     bound.run(ol.compute_g)
     cp.cuda.Device().synchronize()
     t0 = time.perf_counter()
@@ -36,7 +47,7 @@ def main() -> None:
         bound.run(ol.compute_g)
     host = (time.perf_counter() - t0) / args.calls
     cp.cuda.Device().synchronize()
-    print(f"{args.name} {args.size}: host time per warm call {host * 1e6:.1f} us (no profiler)")
+    print(f"{args.name} {args.size} {args.memory}: host time per warm call {host * 1e6:.1f} us (no profiler)")
     prof = cProfile.Profile()
     prof.enable()
     for _ in range(args.calls):
