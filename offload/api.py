@@ -16,7 +16,7 @@ from offload.acc.graph import needs_scheduler
 from offload.config import config
 from offload.delayed import Delayed
 from offload.diagnostics import CompileError, OffloadError
-from offload.targets import GPU, PAR, SEQ, Target, check_out, split_target
+from offload.targets import GPU, PAR, SEQ, Target, check_out, inner_backend, split_target
 
 # The public signatures. An element function's result picks the overload: a number (a
 # Python or NumPy scalar) gives one array, a tuple of numbers a tuple of arrays; a function
@@ -87,7 +87,8 @@ def _context(target: Target, options: Any) -> Context:
         or ctx.options is not options
         or ctx.determinism != config.determinism
     ):
-        ctx = Context(backend, options, config.determinism, run=driver.run)
+        inner = inner_backend(backend)
+        ctx = Context(backend, options, config.determinism, run=driver.run, inner=inner)
         target.context = ctx
     return ctx
 

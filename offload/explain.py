@@ -15,7 +15,7 @@ from offload.frontend.lower import fetch_captures
 from offload.ir.core import Function
 from offload.ir.printer import print_function
 from offload.lowering import check_and_lower
-from offload.targets import TARGETS, split_target
+from offload.targets import TARGETS, inner_backend, split_target
 
 
 def explain(
@@ -81,7 +81,10 @@ def explain_graph(
     options = config.compile_options()
     backend = TARGETS[run_on or target].resolve(options)
     trace: list[tuple[str, Any]] = []
-    tree = schedule(Context(backend, options, config.determinism, trace, driver.run), root)
+    ctx = Context(
+        backend, options, config.determinism, trace, driver.run, inner=inner_backend(backend)
+    )
+    tree = schedule(ctx, root)
     if isinstance(tree, Delayed):
         trace.append(("result", tree))
     parts = [

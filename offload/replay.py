@@ -32,7 +32,7 @@ import struct
 import sys
 import threading
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -294,4 +294,4 @@ def compute(ctx: Context, root: Any, dtype: Any, out: Any) -> Any:
 
 
 def _recording(ctx: Context, recorder: Recorder) -> Context:
-    return Context(ctx.backend, ctx.options, ctx.determinism, ctx.trace, ctx.run, recorder)
+    return replace(ctx, record=recorder)

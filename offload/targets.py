@@ -97,6 +97,17 @@ def backend_named(name: str) -> Backend:
     return GPUBackend(mode=config.memory, cache_dir=config.cache_dir)
 
 
+def inner_backend(backend: Backend) -> Backend | None:
+    """Where a call on ``backend`` computes the arrays only its own kernels read
+    (``Context.inner``): the unified GPU mode's device twin; ``None`` elsewhere (the
+    backend itself)."""
+    twin = getattr(backend, "device_twin", None)
+    if twin is None or getattr(backend, "mode", "") != "unified":
+        return None
+    inner: Backend = twin()
+    return inner
+
+
 def _gpu_name() -> str:
     if config.gpu_simulator:
         return "gpu-sim" if config.memory == "unified" else "gpu-sim-device"

@@ -62,22 +62,35 @@ class Context:
     record: Recorder | None = None
     """Where each kernel's work is recorded for the replay lane (``offload.replay``), or
     ``None``."""
+    inner: Backend | None = None
+    """Where the arrays only the call's own kernels read are computed (a collective's
+    sources, a shared node, a long fold's stages), where not on ``backend``: the unified
+    mode's device twin (``GPUBackend.device_twin``) -- device arrays, no synchronise;
+    the host sees only the call's result."""
 
     def compute(self, node: Delayed, what: str = "") -> Any:
         """``node`` (an element tree holding no collective: the scheduler replaced them by
         arrays) computed into a new array (or a tuple of arrays) on this context's target,
-        as ``compute_*`` computes it: one fused kernel."""
+        as ``compute_*`` computes it: one fused kernel. The array is the call's own
+        (``inner``)."""
         if self.trace is not None:
             self.trace.append((what or type(node).__name__, node))
-        return self.run_tree(node, tuple(node.shape), None, None)
+        backend = self.backend if self.inner is None else self.inner
+        return self._run(backend, node, tuple(node.shape), None, None)
 
     def run_tree(self, tree: Delayed, shape: tuple[int, ...], dtype: Any, out: Any) -> Any:
-        """The driver's ``run`` of ``tree`` (told to ``record`` where one is set)."""
+        """The driver's ``run`` of ``tree``, the call's result (told to ``record`` where
+        one is set)."""
+        return self._run(self.backend, tree, shape, dtype, out)
+
+    def _run(
+        self, backend: Backend, tree: Delayed, shape: tuple[int, ...], dtype: Any, out: Any
+    ) -> Any:
         if self.run is None:
             raise OffloadError("internal: this collective context has no driver to run kernels")
         if self.record is not None:
-            return self.run(self.backend, tree, shape, dtype, out, self.options, record=self.record)
-        return self.run(self.backend, tree, shape, dtype, out, self.options)
+            return self.run(backend, tree, shape, dtype, out, self.options, record=self.record)
+        return self.run(backend, tree, shape, dtype, out, self.options)
 
 
 class Scheduled(Delayed):

@@ -32,7 +32,7 @@ from offload.acc.skeletons.build import (
     working,
     xp_for,
 )
-from offload.acc.skeletons.deliver import deliver_to
+from offload.acc.skeletons.deliver import deliver_to, delivered, results
 from offload.acc.skeletons.fold_src import GLOBAL_THREADS, fold_tail_kernel, shared_values
 from offload.acc.skeletons.operands import (
     combine_for,
@@ -158,7 +158,7 @@ class _Tail:
         rows = math.prod(self.lead)
         p0 = parts[0].shape[-1]
         xs = [working(self.target, x, self.backend).reshape(rows, p0) for x in parts]
-        outs = [xp_for(self.target).empty(rows, dt) for dt in self.dts]
+        mine, outs = results(self.backend, self.target, (rows,), self.dts)
         args = (*self.head, *xs, *self.zs, *outs, *self.caps)
         blocks = min(rows, MAX_BLOCKS)
         self.module.launch("fold_tail", rows, *args, blocks=blocks)
@@ -170,8 +170,8 @@ class _Tail:
             made = self.module.freeze("fold_tail", rows, args, variable, blocks)
             if made is not None:
                 fast[:] = [parts[0].shape, made, pointer]
-        # (unified mode: copied into managed results, as every collective's)
-        return pack([deliver_to(self.backend, self.target, o.reshape(self.lead)) for o in outs])
+        delivered(self.backend, self.target)  # (unified: written in place)
+        return pack([deliver_to(self.backend, self.target, o.reshape(self.lead)) for o in mine])
 
 
 def _in_place(xs: Sequence[Any], parts: Sequence[Any], pointer: Callable[[Any], Any]) -> bool:

@@ -163,7 +163,7 @@ class Scan(Collective):
         def run(*comps: Any) -> Any:
             xs, lead, rows, n = _rows(target, list(comps), ctx)
             made, outs = results(ctx.backend, target, (rows, n + has_z), dts)
-            job.run(xs, zs, has_z, rows, n + has_z, outs)
+            job.run(xs, zs, has_z, rows, n + has_z, outs=outs)
             delivered(ctx.backend, target)  # (unified: written in place)
             return self._shaped(ctx, target, made, lead, n)
 

@@ -113,6 +113,7 @@ class ScanJob:
         has_z: int,
         rows: int,
         length: int,
+        *,
         outs: list[Any] | None = None,
     ) -> list[Any]:
         """The inclusive scans of the ``rows`` virtual rows of ``length``: arrays

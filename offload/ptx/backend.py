@@ -71,9 +71,26 @@ class GPUBackend:
         self._cp: Any = None
         """The ``cupy`` module once the first GPU call has loaded it."""
         self._frozen = frozen_table()
+        self._twin: GPUBackend | None = None
         self.cubins = True
         """Link and load cubins (``offload.ptx.cubin``); off once the driver refuses one:
         its other cubins come from the same nvJitLink, so the PTX is loaded from then on."""
+
+    def device_twin(self) -> GPUBackend:
+        """This backend in the ``device`` mode (itself if it is): the same disk cache and
+        ``use`` table, its own loaded kernels (a device-mode launch does not synchronise)
+        and pool. A unified-mode call computes the arrays only its own kernels read there
+        (``Context.inner``): no managed memory, no synchronise until the result."""
+        if self.mode == "device":
+            return self
+        twin = self._twin
+        if twin is None:
+            twin = GPUBackend("device")
+            twin.cache = self.cache
+            twin._frozen = self._frozen
+            twin._cp = self._cp
+            self._twin = twin
+        return twin
 
     # -- Backend protocol ----------------------------------------------------------------
 

@@ -38,6 +38,18 @@ class SimBackend(PreparedLaunches):
         """As the GPU's: ``device`` returns device arrays (``SimDeviceArray``)."""
         self.name = "gpu-sim"
         self._frozen = frozen_table()
+        self._twin: SimBackend | None = None
+
+    def device_twin(self) -> SimBackend:
+        """This backend in the ``device`` mode, as the GPU's (``GPUBackend.device_twin``):
+        a unified-mode call computes the arrays only its own kernels read there."""
+        if self.mode == "device":
+            return self
+        if self._twin is None:
+            twin = SimBackend("device")
+            twin._frozen = self._frozen
+            self._twin = twin
+        return self._twin
 
     def compile(self, fn: Function, options: CompileOptions) -> KernelChoice:
         """The kernel variants of ``fn`` (optimised IR) under ``SIM_PLAN``."""

@@ -115,3 +115,31 @@ def test_segmented_fold_with_lanes_on_the_gpu_equals_the_interpreter():
     schedule(ctx, node)
     assert [what for what, _ in trace] == ["fold_seg stage: 3 segment(s) x 4 lanes"]
     assert same_bits(ol.compute_g(node), interpret(node, "cross_target"))
+
+
+def square(v):
+    return v * v
+
+
+def test_unified_call_computes_its_own_arrays_on_the_device_twin(monkeypatch):
+    # unified mode: a collective's source is an array only the call's kernels read, made
+    # in device memory (on the GPU: no managed block, no synchronise); the result is the
+    # host's (NumPy)
+    from offload.ptx.sim import SimBackend
+
+    made: list[tuple[str, str]] = []
+    real = SimBackend.allocate
+
+    def spy(self, shape, dtypes):
+        outs = real(self, shape, dtypes)
+        made.append((self.mode, type(outs[0]).__name__))
+        return outs
+
+    monkeypatch.setattr(SimBackend, "allocate", spy)
+    monkeypatch.setattr(ol.config, "memory", "unified")
+    x = np.arange(300, dtype=np.float32)
+    got = ol.compute_g(ol.map(square, ol.scanl1(add, ol.map(square, x))))
+    assert type(got) is np.ndarray
+    np.testing.assert_array_equal(got, np.square(np.cumsum(x * x, dtype=np.float32)))
+    assert ("device", "SimDeviceArray") in made  # (the scan's source)
+    assert made[-1] == ("unified", "ndarray")  # (the result)
