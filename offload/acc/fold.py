@@ -37,7 +37,7 @@ NO_Z = None
 """``z`` of a ``fold1``: the first element starts the accumulator."""
 
 
-STRIDED_UNROLL = 4
+STRIDED_UNROLL = 8
 """Elements a strided partial reads before it folds them, in order: ``acc = f(f(f(f(acc,
 a[k]), a[k + p]), a[k + 2p]), a[k + 3p])`` -- the same combines in the same order as one
 at a time (the same bits), but four loads in flight per thread instead of one, which a

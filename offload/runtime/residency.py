@@ -11,16 +11,17 @@ CUDA's managed-memory driver unmaps a page from the CPU's page table when it mig
 page to the GPU and maps it again when the CPU touches it (on systems without hardware
 coherence, i.e. x86 + PCIe). So a page that a prefetch would move is a page that is present
 in ``/proc/self/pagemap`` (bit 63 of its entry). ``HostPages.touched`` reads the entries of
-the range's pages -- all of them for small ranges (one ``pread``), else the first and the
-last ``EDGE_PAGES`` (two ``pread``s) -- and says whether any is present. Host code that
-reads a NumPy result touches its edges (printing, reductions, copies, comparisons all start
-at the first element); a read of only its middle is missed, and costs only the demand
-faults of the pages it touched. Where pagemap cannot be read (not Linux, a restricted
+the range's pages -- all of them for small ranges, else the first ``EDGE_PAGES``: one
+``pread`` either way -- and says whether any is present. Host code that reads or writes a
+NumPy array touches its start (printing, reductions, copies, comparisons, fills all begin
+at the first element); an access of only its middle or its end is missed, and costs only
+the demand faults of the pages it touched. Where pagemap cannot be read (not Linux, a restricted
 ``/proc``) every range counts as touched, i.e. prefetched as before.
 
-Cost, H100 host (``benchmarks/lab/unified_tax.py``, run 12): nine scattered one-entry reads
-per 51 MB buffer took ~10 us of every unified-mode call of a ping-pong stencil (an output
-and a capture checked per call); two edge reads are what remains.
+Cost: a ``pread`` of the table took 1.5-3 us on the H200 host (``unified_probe``, run
+22: 3.1-5.3 us a check of two reads), the largest part of a unified call's host time
+(volume-rendering checks three arrays a call); nine scattered reads a buffer (run 12)
+became two edge reads, then one.
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ PRESENT = 0x80
 WHOLE_READ_PAGES = 256
 """Ranges of at most this many pages are checked page by page in one read."""
 EDGE_PAGES = 8
-"""Pages read at each end of a larger range (one ``pread`` each)."""
+"""Pages read at the start of a larger range."""
 
 
 class HostPages:
@@ -64,18 +65,13 @@ class HostPages:
             return True
         first = ptr // self.page
         count = (ptr + nbytes - 1) // self.page - first + 1
+        if count > WHOLE_READ_PAGES:
+            count = EDGE_PAGES
         try:
-            if count <= WHOLE_READ_PAGES:
-                entries = os.pread(fd, 8 * count, 8 * first)
-                return len(entries) < 8 * count or max(entries[7::8]) >= PRESENT
-            ends = (first, first + count - EDGE_PAGES)
-            for page in ends:
-                entries = os.pread(fd, 8 * EDGE_PAGES, 8 * page)
-                if len(entries) < 8 * EDGE_PAGES or max(entries[7::8]) >= PRESENT:
-                    return True
+            entries = os.pread(fd, 8 * count, 8 * first)
         except OSError:
             return True
-        return False
+        return len(entries) < 8 * count or max(entries[7::8]) >= PRESENT
 
 
 HOST_PAGES = HostPages()

@@ -40,21 +40,23 @@ def test_a_single_written_page_of_a_small_range_is_seen():
     m.close()
 
 
-@pytest.mark.parametrize("page", [0, EDGE_PAGES - 1, -EDGE_PAGES, -1])
-def test_a_large_range_reads_the_pages_at_its_ends(page):
+@pytest.mark.parametrize("page", [0, EDGE_PAGES - 1])
+def test_a_large_range_reads_the_pages_at_its_start(page):
     n = WHOLE_READ_PAGES * 4
     m, ptr = _region(n)
-    m[(page % n) * PAGE] = 1
+    m[page * PAGE] = 1
     assert HostPages().touched(ptr, n * PAGE) is True
     m.close()
 
 
-def test_a_large_range_does_not_see_a_page_touched_only_in_its_middle():
-    # The documented trade: a middle-only host read costs that page's demand fault. (16
-    # MiB: a transparent huge page around the middle one stays clear of the ends.)
+@pytest.mark.parametrize("where", ["middle", "end"])
+def test_a_large_range_does_not_see_a_page_touched_only_past_its_start(where):
+    # The documented trade: a host access of only the middle or the end costs those
+    # pages' demand faults. (16 MiB: a transparent huge page around the touched one stays
+    # clear of the start.)
     n = WHOLE_READ_PAGES * 16
     m, ptr = _region(n)
-    m[(n // 2) * PAGE] = 1
+    m[(n // 2 if where == "middle" else n - 1) * PAGE] = 1
     assert HostPages().touched(ptr, n * PAGE) is False
     m.close()
 
