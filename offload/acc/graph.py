@@ -108,6 +108,10 @@ class Scheduler:
 
     def __init__(self, ctx: Context, root: object) -> None:
         self.ctx = ctx
+        self.root = root
+        self.inner = ctx if ctx.inner is None else dataclasses.replace(ctx, backend=ctx.inner)
+        """Where a collective other than the root is computed: its result is an array
+        only the call's own kernels read (``Context.inner``)."""
         self.uses = count_uses(root)
         self.done: dict[int, object] = {}
         self.keep: list[object] = []
@@ -128,7 +132,7 @@ class Scheduler:
         if k == COLLECTIVE:
             assert isinstance(node, Collective)
             arrays = {attr: self.arrays(src, attr) for attr, src in srcs.items()}
-            result = node.materialise(self.ctx, arrays)
+            result = node.materialise(self._ctx_for(node), arrays)
             if self.ctx.trace is not None:
                 self.ctx.trace.append((f"collective {type(node).__name__}", None))
             out = _collective_result(result)
@@ -143,13 +147,18 @@ class Scheduler:
             out = _rebuild(node, srcs)
             if kind(out) == SCHEDULED:
                 assert isinstance(out, Scheduled)
-                expanded = out.expand(self.ctx)
+                expanded = out.expand(self._ctx_for(node))
                 if expanded is not None:
                     out = as_arrays_source(expanded)
             if self.uses[key] > 1 and not trivial(out):
                 out = self.materialise(out, f"shared {type(node).__name__}")
         self.done[key] = out
         return out
+
+    def _ctx_for(self, node: object) -> Context:
+        """The context a node's skeletons run in: the call's for the root (its result is
+        the call's), else ``inner``."""
+        return self.ctx if node is self.root else self.inner
 
     def materialise(self, tree: object, what: str) -> object:
         """``tree`` computed to an array leaf (a ``Zip`` of leaves for a tuple)."""

@@ -269,7 +269,15 @@ class Part(Collective):
         return self.whole.lower_captures(lo, (*path, ("attr", "whole")), idx)
 
     def materialise(self, ctx: Context, sources: Mapping[str, Any]) -> Any:
-        return sources["whole"][self.index]
+        # (the whole scan is not the call's result: computed where the call's own arrays
+        # are, ``Context.inner``, its item is delivered as the call's)
+        item = sources["whole"][self.index]
+        if ctx.inner is None:
+            return item
+        target = target_of(ctx)
+        if isinstance(item, tuple):
+            return tuple(deliver(ctx, target, x) for x in item)
+        return deliver(ctx, target, item)
 
 
 def scanl(f: Callable[..., Any], z: object, a: Any) -> Scan:

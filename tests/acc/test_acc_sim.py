@@ -143,3 +143,29 @@ def test_unified_call_computes_its_own_arrays_on_the_device_twin(monkeypatch):
     np.testing.assert_array_equal(got, np.square(np.cumsum(x * x, dtype=np.float32)))
     assert ("device", "SimDeviceArray") in made  # (the scan's source)
     assert made[-1] == ("unified", "ndarray")  # (the result)
+    # a collective other than the root (the scan under a map, a scan's total) too; the
+    # root collective runs on the call's backend (its result is the call's)
+    from offload.acc.scan import Scan
+
+    modes: list[str] = []
+    real_scan = Scan.materialise
+
+    def scan_spy(self, ctx, sources):
+        modes.append(ctx.backend.mode)
+        return real_scan(self, ctx, sources)
+
+    monkeypatch.setattr(Scan, "materialise", scan_spy)
+    ol.compute_g(ol.map(square, ol.scanl1(add, x)))
+    ol.compute_g(ol.scanl1(add, x))
+    assert modes == ["device", "unified"]
+    made.clear()
+    body, total = (ol.compute_g(p) for p in ol.scanl_total(add, np.float32(1), x))
+    assert type(body) is np.ndarray and type(total) is np.ndarray
+    np.testing.assert_array_equal(
+        body, np.cumsum(np.append(np.float32(1), x[:-1]), dtype=np.float32)
+    )
+    assert float(total) == float(np.float32(1) + x.sum(dtype=np.float32))
+    made.clear()
+    rows = ol.compute_g(ol.map(square, ol.fold(add, np.float32(0), x.reshape(3, 100))))
+    assert type(rows) is np.ndarray
+    np.testing.assert_array_equal(rows, np.square(x.reshape(3, 100).sum(axis=1, dtype=np.float32)))

@@ -19,6 +19,10 @@ from tests.acc.skeleton_refs import add, later, matmul2, ref_permute, ref_scan
 pytestmark = [pytest.mark.gpu, needs_gpu]
 
 
+def double(v: Any) -> Any:
+    return v + v
+
+
 def _host(x: Any) -> np.ndarray[Any, Any]:
     return np.asarray(x.get()) if hasattr(x, "get") else np.asarray(x)
 
@@ -185,5 +189,14 @@ def test_gpu_unified_scan_and_permute_write_managed_results_readable_at_once(n: 
             hist = ol.compute_g(permute(add, bins, ix, np.ones(n, np.int64)))
             assert type(hist) is np.ndarray
             np.testing.assert_array_equal(hist, k + np.bincount(a % 7, minlength=7))
+            # a collective under an element node: computed in device memory (the call's
+            # own array), the root's result managed
+            twice = ol.compute_g(ol.map(double, S.scanl1(add, a)))
+            assert type(twice) is np.ndarray
+            np.testing.assert_array_equal(twice, 2 * np.cumsum(a, dtype=np.int32))
+            m = n - n % 7
+            folded = ol.compute_g(ol.map(double, ol.fold(add, np.int32(0), a[:m].reshape(7, -1))))
+            assert type(folded) is np.ndarray
+            np.testing.assert_array_equal(folded, 2 * a[:m].reshape(7, -1).sum(1, dtype=np.int32))
     finally:
         ol.config.memory = saved
