@@ -47,7 +47,8 @@ def main() -> None:
         bound.run(ol.compute_g)
     host = (time.perf_counter() - t0) / args.calls
     cp.cuda.Device().synchronize()
-    print(f"{args.name} {args.size} {args.memory}: host time per warm call {host * 1e6:.1f} us (no profiler)")
+    what = f"{args.name} {args.size} {args.memory}"
+    print(f"{what}: host time per warm call {host * 1e6:.1f} us (no profiler)")
     prof = cProfile.Profile()
     prof.enable()
     for _ in range(args.calls):

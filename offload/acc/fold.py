@@ -38,12 +38,14 @@ NO_Z = None
 
 
 STRIDED_UNROLL = 8
-"""Elements a strided partial reads before it folds them, in order: ``acc = f(f(f(f(acc,
-a[k]), a[k + p]), a[k + 2p]), a[k + 3p])`` -- the same combines in the same order as one
-at a time (the same bits), but four loads in flight per thread instead of one, which a
-GPU needs to keep its memory busy at one resident partial per thread (an H100 at full
-occupancy holds about 270,000 threads; Little's law at 3.35 TB/s and ~600 ns asks for
-about 2 MB in flight, two float32 loads a thread)."""
+"""Elements a strided partial reads before it folds them, in order: ``acc = f(...f(f(acc,
+a[k]), a[k + p])..., a[k + 7p])`` -- the same combines in the same order as one at a time
+(the same bits), but eight loads in flight per thread instead of one, which a GPU needs
+to keep its memory busy at one resident partial per thread (an H100 at full occupancy
+holds about 270,000 threads; Little's law at 3.35 TB/s and ~600 ns asks for about 2 MB
+in flight, two float32 loads a thread; an H200's 4.8 TB/s more). Measured on an H200
+(run 22, the 2^28 float32 sum): 4 loads 287 µs, 8 loads 268, 16 loads 287 (registers),
+``cupy.sum`` 242."""
 
 
 def _plain_array(x: object) -> bool:

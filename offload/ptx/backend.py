@@ -72,6 +72,7 @@ class GPUBackend:
         """The ``cupy`` module once the first GPU call has loaded it."""
         self._frozen = frozen_table()
         self._twin: GPUBackend | None = None
+        self._pool_owner: GPUBackend | None = None
         self.cubins = True
         """Link and load cubins (``offload.ptx.cubin``); off once the driver refuses one:
         its other cubins come from the same nvJitLink, so the PTX is loaded from then on."""
@@ -89,6 +90,7 @@ class GPUBackend:
             twin.cache = self.cache
             twin._frozen = self._frozen
             twin._cp = self._cp
+            twin._pool_owner = self  # (one pool of device blocks: ``managed_pool``)
             self._twin = twin
         return twin
 
@@ -326,15 +328,16 @@ class GPUBackend:
         return cache_key(text, arg_types, opts, cc, tool_versions())
 
     def pool(self) -> DevicePool:
-        """Device mode's pool of device blocks."""
+        """Device mode's pool of device blocks (a device twin's: its unified backend's)."""
         if self._pool is None:
-            self._pool = DevicePool(load_cupy())
+            owner = self._pool_owner
+            self._pool = DevicePool(load_cupy()) if owner is None else owner.pool()
         return self._pool
 
     def managed_pool(self) -> ManagedPool:
         """Unified mode's pool of managed blocks."""
         if self._managed is None:
-            self._managed = ManagedPool(load_cupy())
+            self._managed = ManagedPool(load_cupy(), release=lambda: self.pool().free_all())
         return self._managed
 
     def _bind_cupy(self) -> Any:

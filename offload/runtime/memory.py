@@ -16,6 +16,7 @@ import ctypes
 import functools
 import math
 import weakref
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -104,11 +105,14 @@ class ManagedPool:
     device) would otherwise cost more than the kernel at small sizes. The free-memory check
     runs before every *new* managed allocation; a
     block taken from the free list is not a new allocation (the device already counts it
-    as used), so it needs none. A check that fails first releases the cached blocks and
-    asks again, so the pool never turns a fitting request into a ``MemoryError``."""
+    as used), so it needs none. A check that fails first releases the cached blocks --
+    this pool's and, through ``release``, the device blocks the same backend caches (a
+    unified call's own arrays, ``GPUBackend.device_twin``) -- and asks again, so the pool
+    never turns a fitting request into a ``MemoryError``."""
 
-    def __init__(self, cp: Any) -> None:
+    def __init__(self, cp: Any, release: Callable[[], None] | None = None) -> None:
         self._cp = cp
+        self._release = release
         self._free: dict[int, list[Any]] = {}
         self.cached_bytes = 0
         """Bytes held in free lists (not in use)."""
@@ -130,13 +134,14 @@ class ManagedPool:
             self.cached_bytes -= size
             self.hits += 1
         else:
-            if self.cached_bytes:
-                try:
-                    _check_free(self._cp, size)
-                except MemoryError:
-                    self.free_all()
-                    _check_free(self._cp, size)
-            else:
+            try:
+                _check_free(self._cp, size)
+            except MemoryError:
+                if not self.cached_bytes and self._release is None:
+                    raise
+                self.free_all()
+                if self._release is not None:
+                    self._release()
                 _check_free(self._cp, size)
             mem = self._cp.cuda.malloc_managed(size)
             self.misses += 1

@@ -38,6 +38,24 @@ def test_managed_allocation_within_the_safety_margin_is_refused():
         ManagedPool(cp).empty((1024,), np.dtype(np.float64))
 
 
+def test_a_managed_allocation_that_does_not_fit_first_releases_cached_device_blocks():
+    # (the device blocks of a unified call's own arrays, cached by the backend's pool)
+    cp, _ = fakecupy.make(free=2 * GIB, total=80 * GIB)
+    free = [2 * GIB]
+    cp.cuda.runtime.memGetInfo = lambda: (free[0], 80 * GIB)
+    released: list[int] = []
+
+    def release() -> None:
+        released.append(1)
+        free[0] = 16 * GIB
+
+    x = ManagedPool(cp, release=release).empty((GIB // 4,), np.dtype(np.float32))
+    assert released == [1] and x.shape == (GIB // 4,)
+    free[0] = 2 * GIB  # (released, still too little: refused, naming the sizes)
+    with pytest.raises(MemoryError, match="does not fit"):
+        ManagedPool(cp, release=released.clear).empty((GIB // 4,), np.dtype(np.float32))
+
+
 def test_managed_result_is_recognised_and_passed_in_place_with_a_prefetch():
     cp, state = fakecupy.make()
     x = ManagedPool(cp).empty((4, 5), np.dtype(np.float32))
