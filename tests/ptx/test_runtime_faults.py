@@ -165,3 +165,24 @@ def test_unknown_memory_mode_is_an_offload_error():
 
     with pytest.raises(OffloadError, match="memory mode"):
         GPUBackend(mode="pinned")  # type: ignore[arg-type]
+
+
+def test_the_device_twin_shares_the_cache_use_table_and_device_pool(monkeypatch, tmp_path):
+    # a unified call's own arrays are made on the twin (device memory, no synchronise);
+    # one pool of device blocks, which a managed allocation short of memory releases
+    from offload.ptx import backend as B
+
+    cp, state = fakecupy.make()
+    monkeypatch.setattr(B, "load_cupy", lambda: cp)
+    unified = B.GPUBackend("unified", cache_dir=tmp_path)
+    twin = unified.device_twin()
+    assert twin.mode == "device" and unified.device_twin() is twin
+    assert twin.device_twin() is twin and B.GPUBackend("device").device_twin().mode == "device"
+    assert twin.cache is unified.cache and twin._frozen is unified._frozen
+    assert twin.pool() is unified.pool()
+    free = [GIB]
+    cp.cuda.runtime.memGetInfo = lambda: (free[0], 80 * GIB)
+    before = state.get("private_freed", 0)
+    with pytest.raises(MemoryError):
+        unified.managed_pool().empty((1024,), np.dtype(np.float32))
+    assert state.get("private_freed", 0) == before + 1
