@@ -40,8 +40,8 @@ the source index and the destination; nothing is written out of bounds.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, replace
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -78,7 +78,8 @@ from offload.acc.skeletons.permute_src import (
     groups_kernel,
 )
 from offload.diagnostics import KernelFault, TypeMismatch
-from offload.frontend.nodes import NodeFunction
+from offload.frontend.nodes import ElementLowering, Index, NodeFunction, NodePath
+from offload.frontend.values import TupleVal, Val
 from offload.ir.core import Return
 from offload.ir.ops import Opcode
 
@@ -129,25 +130,85 @@ class Permute(Collective):
     def result_dtypes(self) -> tuple[Dt, ...]:
         return source_dtypes(self.defaults)
 
+    replayable: ClassVar[bool] = True
+    """A step of the replay lane (``offload.replay``): the index function's and the
+    combine's captured values are the step's inputs, read anew on every call."""
+
+    def lower_captures(self, lo: ElementLowering, path: NodePath, idx: Index) -> Val | None:
+        """The defaults' element at ``idx``, the source's (``idx`` fitted to its rank), the
+        index function called there and the combine applied: every value the permutation
+        captures (``Collective``)."""
+        if not self.replayable:
+            return None
+        na = len(source_shape(self.a))
+        at = [*idx[:na], *[lo.constant(0)] * (na - len(idx))]
+        self._element(lo, path, "a", self.a, at)
+        d = self._element(lo, path, "defaults", self.defaults, list(idx))
+        lo.call(self.ix, (*path, ("attr", "ix")), at)
+        return lo.call(self.f, (*path, ("attr", "f")), [d, d])
+
+    @staticmethod
+    def _element(lo: ElementLowering, path: NodePath, attr: str, x: Any, at: Index) -> Val:
+        where = (*path, ("attr", attr))
+        if isinstance(x, tuple | list):
+            return TupleVal(
+                tuple(lo.element(c, (*where, ("item", k)), at) for k, c in enumerate(x))
+            )
+        return lo.element(x, where, at)
+
     def materialise(self, ctx: Context, sources: Mapping[str, Any]) -> Any:
-        return run_permute(ctx, self, self.ix, sources)
+        record = ctx.record
+        if record is None:
+            return run_permute(ctx, self, self.ix, sources)
+        # the replay lane's step: the sources' arrays, then the captured values
+        quiet = replace(ctx, trace=None, record=None)  # (the step outlives this call)
+        sf, ixf = functions(self, self.ix)
+        fcaps, icaps = sf.captures(), ixf.captures()
+        ds, xs = components(sources["defaults"]), components(sources["a"])
+        nd, nx, nf = len(ds), len(xs), len(fcaps)
+
+        def step(*args: Any) -> Any:
+            parts = {"defaults": pack(list(args[:nd])), "a": pack(list(args[nd : nd + nx]))}
+            caps = args[nd + nx :]
+            return run_permute(quiet, self, self.ix, parts, (list(caps[:nf]), list(caps[nf:])))
+
+        inputs = [*ds, *xs, *fcaps, *icaps]
+        result = step(*inputs)
+        record.step(step, inputs, result)
+        return result
+
+
+def functions(node: Permute, ix: Callable[..., Any]) -> tuple[ScalarFunction, ScalarFunction]:
+    """The combine and the index function of ``node`` compiled (remembered by the
+    compiler), their results checked."""
+    dts = source_dtypes(node.defaults)
+    what = f"{node.name}'s combine function"
+    sf = compile_combine(node.f, (dts, dts), "ol_comb", what)
+    if len(sf.result_dtypes) != len(dts):
+        raise TypeMismatch(f"{what} returns {len(sf.result_dtypes)} value(s), not {len(dts)}")
+    rank = len(source_shape(node.a))
+    ixf = compile_index_function(ix, rank, "ixf", f"{node.name}'s index function")
+    _check_index_results(ixf, len(source_shape(node.defaults)), node.name)
+    return sf, ixf
 
 
 def run_permute(
-    ctx: Context, node: Permute, ix: Callable[..., Any], sources: Mapping[str, Any]
+    ctx: Context,
+    node: Permute,
+    ix: Callable[..., Any],
+    sources: Mapping[str, Any],
+    caps: tuple[list[Any], list[Any]] | None = None,
 ) -> Any:
-    """The permutation of ``node`` with index function ``ix`` on ``ctx``'s target."""
+    """The permutation of ``node`` with index function ``ix`` on ``ctx``'s target; with
+    ``caps``, the combine's and the index function's captured values (a replayed step's),
+    else their values now."""
     target = target_of(ctx)
     mode = check_determinism(ctx)
     dts = source_dtypes(node.defaults)
     dshape = source_shape(node.defaults)
     sshape = source_shape(node.a)
-    what = f"{node.name}'s combine function"
-    sf = compile_combine(node.f, (dts, dts), "ol_comb", what)
-    if len(sf.result_dtypes) != len(dts):
-        raise TypeMismatch(f"{what} returns {len(sf.result_dtypes)} value(s), not {len(dts)}")
-    ixf = compile_index_function(ix, len(sshape), "ixf", f"{node.name}'s index function")
-    _check_index_results(ixf, len(dshape), node.name)
+    sf, ixf = functions(node, ix)
+    fcaps, icaps_now = (sf.captures(), ixf.captures()) if caps is None else caps
     xp = xp_for(target)
     made, outs = results(ctx.backend, target, (int(np.prod(dshape, dtype=np.int64)),), dts)
     for o, d in zip(outs, components(sources["defaults"]), strict=True):
@@ -156,8 +217,8 @@ def run_permute(
     xs = [x.astype(dt, copy=False) for x, dt in zip(xs, dts, strict=True)]
     n = int(np.prod(sshape, dtype=np.int64))
     if n > 0:
-        caps = captured(target, sf.captures(), ctx.backend)
-        icaps = captured(target, ixf.captures(), ctx.backend)
+        fc = captured(target, fcaps, ctx.backend)
+        icaps = captured(target, icaps_now, ctx.backend)
         dst = xp.empty(n, np.int64)
         err = xp.zeros(1 + len(dshape), np.int64)
         gpu = target in GPU_TARGETS
@@ -177,7 +238,7 @@ def run_permute(
         fault = host(err)
         if fault[0] != 0:
             raise _index_error(node.name, int(fault[0]) - 1, fault[1:], sshape, dshape)
-        _combine((target, mode), sf, dts, (dst, xs, outs), caps)
+        _combine((target, mode), sf, dts, (dst, xs, outs), fc)
     delivered(ctx.backend, target)  # (unified: written in place)
     return pack([deliver(ctx, target, o.reshape(dshape)) for o in made])
 
@@ -372,6 +433,9 @@ class Scatter(Permute):
     where several meet)."""
 
     to: Any = None
+
+    replayable: ClassVar[bool] = False
+    """Not a replay-lane step: its index function is made per call (over ``to``)."""
 
     def sources(self) -> tuple[tuple[str, object], ...]:
         return (("defaults", self.defaults), ("a", self.a), ("to", self.to))

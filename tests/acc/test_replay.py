@@ -17,6 +17,7 @@ import offload as ol
 from offload import driver, replay
 from offload.acc.base import Context
 from offload.acc.graph import compute as compute_graph
+from offload.acc.permute import IGNORE, permute, scatter
 from offload.config import config
 from offload.frontend.nodes import delayed_key
 from offload.targets import PAR, SEQ
@@ -346,3 +347,44 @@ def test_a_kept_tree_finds_its_entry_on_itself_and_still_sees_a_rebound_helper(m
     walks.clear()
     same_bits(ol.compute_s(node), rebound)
     assert walks
+
+
+KEYS = np.arange(400) % 9
+STEP = 7
+
+
+def key_of(i):
+    return KEYS[i] if i % STEP != 0 else IGNORE
+
+
+@pytest.mark.parametrize("compute", COMPUTES, ids=["s", "p"])
+def test_a_permute_replays_and_reads_its_index_functions_captures_anew(
+    compute, mode, runs, monkeypatch
+):
+    # the index function's captured array and number are the step's inputs: new contents,
+    # a rebound array and another number all give the scheduled values
+    def tree(x):
+        return ol.map(scaled, permute(add, np.zeros(9), key_of, ol.map(scaled, x)))
+
+    for k in range(5):
+        if k == 2:
+            KEYS[:] = RNG.integers(0, 9, KEYS.size)  # (in place)
+        if k == 3:
+            monkeypatch.setattr(HERE, "KEYS", RNG.integers(0, 9, KEYS.size))  # (rebound)
+        if k == 4:
+            monkeypatch.setattr(HERE, "STEP", 3)  # (another captured number)
+        x = RNG.random(KEYS.size)
+        t = tree(x)
+        same_bits(compute(t), scheduled(compute, t))
+        kept = np.arange(x.size) % STEP != 0
+        want = np.bincount(KEYS[kept], weights=2.0 * x[kept], minlength=9) * 2.0
+        np.testing.assert_allclose(compute(t), want)
+    assert runs["replayed"] >= 5
+
+
+def test_a_scatter_is_not_replayed(runs):
+    to = np.array([3, 1, 2])
+    for _ in range(2):
+        got = ol.compute_s(scatter(to, np.zeros(5), np.array([1.0, 2.0, 3.0])))
+    np.testing.assert_array_equal(got, [0.0, 2.0, 3.0, 1.0, 0.0])
+    assert runs["replayed"] == 0

@@ -14,6 +14,7 @@ import offload as ol
 from offload import driver, replay
 from offload.acc.base import Context
 from offload.acc.graph import compute as compute_graph
+from offload.acc.permute import permute
 from offload.acc.plan import FINAL, WIDE_CHUNK
 from offload.config import config
 from offload.targets import GPU
@@ -78,3 +79,22 @@ def test_a_combine_that_captures_values_is_scheduled_every_call(plans_run):
         got = host(ol.compute_g(ol.fold_all(add_offset, 0.0, x)))
         assert got.tobytes() == host(scheduled(ol.fold_all(add_offset, 0.0, x))).tobytes()
     assert plans_run == []
+
+
+BINS = np.arange(300) % 5
+
+
+def bin_of(i):
+    return BINS[i]
+
+
+def test_a_permute_replays_with_its_captured_array_read_anew(plans_run, monkeypatch):
+    for k in range(3):
+        if k == 2:
+            monkeypatch.setitem(globals(), "BINS", RNG.integers(0, 5, 300))
+        x = RNG.random(300, dtype=np.float32)
+        node = permute(add, np.zeros(5, np.float32), bin_of, x)
+        got = host(ol.compute_g(node))
+        assert got.tobytes() == host(scheduled(node)).tobytes()
+        np.testing.assert_allclose(got, np.bincount(BINS, weights=x, minlength=5), rtol=1e-5)
+    assert len(plans_run) == 2
