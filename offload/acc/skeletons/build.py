@@ -378,8 +378,7 @@ def managed_view(cp: Any, x: Any, prefetch: bool = True) -> Any:
             return None
     except Exception:  # not a pointer the driver knows: plain host memory
         return None
-    mem = cp.cuda.UnownedMemory(ptr, x.nbytes, x)
-    view = cp.ndarray(x.shape, x.dtype, cp.cuda.MemoryPointer(mem, 0))
+    view = view_over(cp, x, ptr)
     if prefetch:
         try:  # a hint: failing only costs page faults
             stream = int(cp.cuda.get_current_stream().ptr)
@@ -387,6 +386,13 @@ def managed_view(cp: Any, x: Any, prefetch: bool = True) -> Any:
         except Exception:
             pass
     return view
+
+
+def view_over(cp: Any, x: np.ndarray[Any, Any], ptr: int) -> Any:
+    """A CuPy array over C-contiguous ``x``'s memory at device address ``ptr`` (managed
+    memory: the same address on both sides), keeping ``x`` alive."""
+    mem = cp.cuda.UnownedMemory(ptr, x.nbytes, x)
+    return cp.ndarray(x.shape, x.dtype, cp.cuda.MemoryPointer(mem, 0))
 
 
 def host(x: Any) -> np.ndarray[Any, Any]:

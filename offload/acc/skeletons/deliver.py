@@ -22,7 +22,8 @@ from typing import Any
 import numpy as np
 
 from offload.acc.base import Context
-from offload.acc.skeletons.build import managed_view, xp_for
+from offload.acc.skeletons.build import managed_view, view_over, xp_for
+from offload.runtime.memory import managed_buffer
 
 
 def deliver(ctx: Context, target: str, arr: Any) -> Any:
@@ -57,11 +58,12 @@ def results(
         outs = [xp.empty(shape, dt) for dt in dtypes]
         return outs, outs
     made = backend.allocate(shape, list(dtypes))  # (prefetched to the device)
-    views = [managed_view(xp, m, prefetch=False) for m in made]
-    if any(v is None for v in views):  # (not managed memory: copied as ever)
+    # (the pool's own blocks: their address known, no driver query per array)
+    owners = [managed_buffer(m) for m in made]
+    if any(o is None for o in owners):  # (not managed memory: copied as ever)
         outs = [xp.empty(shape, dt) for dt in dtypes]
         return outs, outs
-    return made, views
+    return made, [view_over(xp, m, o.ptr) for m, o in zip(made, owners, strict=True) if o]
 
 
 def delivered(backend: Any, target: str) -> None:
