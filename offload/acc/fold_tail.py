@@ -150,11 +150,11 @@ class _Tail:
         fast = self._fast
         if fast and parts[0].shape == fast[0]:
             ptrs = [fast[2](x) for x in parts]
-            if None not in ptrs:
-                empty = xp_for(self.target).empty
-                outs = [empty(self.lead, dt) for dt in self.dts]
-                fast[1](*ptrs, *[o.data.ptr for o in outs])
-                return pack(outs)
+            made = None if None in ptrs else self.backend.fresh(self.lead, self.dts)
+            if made is not None:
+                fast[1](*ptrs, *made[1])
+                self.backend.settle("fold")  # (unified: the host may read the result)
+                return pack(made[0])
         rows = math.prod(self.lead)
         p0 = parts[0].shape[-1]
         xs = [working(self.target, x, self.backend).reshape(rows, p0) for x in parts]
@@ -163,8 +163,12 @@ class _Tail:
         blocks = min(rows, MAX_BLOCKS)
         self.module.launch("fold_tail", rows, *args, blocks=blocks)
         pointer = getattr(self.backend, "device_pointer", None)
-        device = getattr(self.backend, "mode", None) == "device"  # (unified: delivered)
-        if not fast and device and pointer is not None and _in_place(xs, parts, pointer):
+        if (
+            not fast
+            and self.target == "gpu"
+            and pointer is not None
+            and _in_place(xs, parts, pointer)
+        ):
             m, h, nz = len(xs), len(self.head), len(self.zs)
             variable = [*range(h, h + m), *range(h + m + nz, h + 2 * m + nz)]
             made = self.module.freeze("fold_tail", rows, args, variable, blocks)

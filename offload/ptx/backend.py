@@ -16,7 +16,7 @@ from typing import Any, Literal
 import numpy as np
 
 from offload.backend import Launcher, Pinned
-from offload.diagnostics import OffloadError
+from offload.diagnostics import KernelFault, OffloadError
 from offload.ir.core import Function
 from offload.ir.printer import print_function
 from offload.options import CompileOptions
@@ -272,44 +272,81 @@ class GPUBackend:
         dtypes: Sequence[np.dtype[Any]],
         values: Sequence[Any],
     ) -> Callable[..., list[Any] | None] | None:
-        """Device mode, every array read in place (``device_pointer``): this launch
-        frozen (``GPUKernel.freeze``), later ones writing only the arrays' and fresh
-        results' addresses; else ``None``. ``run`` returns ``None`` for a call whose
-        array is not read in place (a frozen host array thawed since): the step launches
-        as ever."""
-        if self.mode != "device" or 0 in shape:
+        """Every array read in place (``device_pointer``): this launch frozen
+        (``GPUKernel.freeze``), later ones writing only the arrays' and fresh results'
+        addresses (unified mode: managed results, then the synchronise a unified launch
+        makes); else ``None``. ``run`` returns ``None`` for a call whose array is not read
+        in place (a frozen host array thawed since): the step launches as ever."""
+        if 0 in shape:
             return None
         pointer = self.device_pointer
         if not all(type(v) in _NUMBERS or pointer(v) is not None for v in values):
             return None
         freeze = getattr(kernel, "freeze", None)
-        empty = self.pool().empty
         dts = tuple(np.dtype(dt) for dt in dtypes)
-        outs = [empty(shape, dt) for dt in dts]
+        outs = [self.pool().empty(shape, dt) for dt in dts]
         made = None if freeze is None else freeze(shape, outs, self.prepare_captures(values))
         if made is None:
             return None
         frozen, caps = made
+        fresh = self.fresh
+        lead = kernel.leading() if isinstance(kernel, KernelChoice) else kernel
+        name = str(getattr(lead, "user_name", "a kernel"))
 
         def run(*vals: Any) -> list[Any] | None:
             ptrs = [pointer(vals[k]) for k in caps]
             if None in ptrs:
                 return None
-            results = [empty(shape, dt) for dt in dts]
-            frozen(*ptrs, *[r.data.ptr for r in results])
-            return results
+            results = fresh(shape, dts)
+            if results is None:
+                return None
+            frozen(*ptrs, *results[1])
+            self.settle(name)
+            return results[0]
 
         return run
 
+    def fresh(
+        self, shape: tuple[int, ...], dtypes: Sequence[np.dtype[Any]]
+    ) -> tuple[list[Any], list[int]] | None:
+        """Fresh results (``allocate``) and the device addresses a kernel writes them at;
+        ``None`` where a result is not the pool's (not expected)."""
+        made = self.allocate(shape, dtypes)
+        if self.mode == "device":
+            return made, [int(m.data.ptr) for m in made]
+        owners = [managed_buffer(m) for m in made]
+        if any(o is None for o in owners):
+            return None
+        return made, [o.ptr for o in owners if o is not None]
+
+    def settle(self, name: str) -> None:
+        """Unified mode: wait for the kernels launched on the current stream (the host may
+        read their results at once); a failure is the ``KernelFault`` of kernel ``name``."""
+        if self.mode != "unified":
+            return
+        try:
+            self._cp.cuda.get_current_stream().synchronize()
+        except Exception as exc:
+            why = f"{type(exc).__name__}: {exc}"
+            raise KernelFault(f"the GPU kernel of '{name}' failed: {why}") from exc
+
     def device_pointer(self, x: Any) -> int | None:
         """The device address a kernel reads array ``x`` at as it is, without a copy: a
-        CuPy array's own; in device mode, an array frozen with ``ol.use`` its cached copy's
-        (``FrozenArrays.lookup``, which refuses one thawed since); else ``None``."""
+        CuPy array's own; a managed array as large as its block (a unified-mode result)
+        its own, prefetched where the host touched it (as ``prepare_captures``); an array
+        frozen with ``ol.use`` its cached copy's (``FrozenArrays.lookup``, which refuses
+        one thawed since); else ``None``."""
         cp = self._cp or self._bind_cupy()  # (a call may not have needed CuPy before)
         t = type(x)
         if t is cp.ndarray:
             return int(x.data.ptr)
-        if t is np.ndarray and self.mode == "device" and x.ndim > 0 and not x.flags.writeable:
+        if t is not np.ndarray or x.ndim == 0:
+            return None
+        owner = getattr(x.base, "offload_owner", None)
+        if type(owner) is ManagedBuffer and x.nbytes == owner.nbytes and x.flags.c_contiguous:
+            prefetch(cp, owner, None)
+            return owner.ptr
+        if not x.flags.writeable:
             copy = self._frozen.lookup(cp, x)
             return None if copy is None else int(copy.data.ptr)
         return None

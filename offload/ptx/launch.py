@@ -191,9 +191,10 @@ class GPUKernel:
         """This launch (the arguments of ``launch``) as a ``FrozenLaunch`` whose later
         launches take new addresses for the captured arrays (the capture numbers
         returned, in order) and then for ``outs``; ``None`` where a launch does more than
-        fill and launch (bounds checks, unified mode's synchronise) or the values do not
-        pack by struct."""
-        if self._err is not None or self.synchronize or self.args.pack is None:
+        fill, launch and (unified mode) synchronise -- bounds checks -- or the values do
+        not pack by struct. A frozen launch does not synchronise: its caller does
+        (``GPUBackend.settle``)."""
+        if self._err is not None or self.args.pack is None:
             return None
         if math.prod(shape) == 0:
             return None

@@ -65,19 +65,47 @@ def test_a_replayed_step_launches_frozen_with_the_general_launchs_parameters(fak
         ys = saved
 
 
-def test_unified_mode_and_host_arrays_keep_the_general_launch(fake_cupy, tmp_path):
+def test_a_writeable_host_array_keeps_the_general_launch(fake_cupy, tmp_path):
     cp, state = fake_cupy
     global ys
     saved = ys
     try:
-        for mode, value in (("unified", cp.asarray(np.arange(6.0))), ("device", np.arange(6.0))):
-            be = _backend(mode, state, tmp_path / mode)
-            ys = value
-            rec = Steps()
-            driver.run(be, shifted, (6,), record=rec)
-            ((launch, inputs),) = rec.steps
-            launch(*inputs)
-            assert launch._fast == [None]
+        be = _backend("device", state, tmp_path)
+        ys = np.arange(6.0)  # (copied on every call: no address to freeze)
+        rec = Steps()
+        driver.run(be, shifted, (6,), record=rec)
+        ((launch, inputs),) = rec.steps
+        launch(*inputs)
+        assert launch._fast == [None]
+    finally:
+        ys = saved
+
+
+def test_unified_mode_replays_frozen_into_a_managed_result_and_waits(fake_cupy, tmp_path):
+    """Unified mode freezes the step too: the result is a fresh managed NumPy array the
+    kernel writes at its own address, and the call synchronises before returning it."""
+    from offload.runtime.memory import managed_buffer
+
+    cp, state = fake_cupy
+    be = _backend("unified", state, tmp_path)
+    global ys
+    saved = ys
+    try:
+        ys = cp.asarray(np.arange(6.0))
+        rec = Steps()
+        first = driver.run(be, shifted, (6,), record=rec)
+        general = dict(_last(state))
+        ((launch, inputs),) = rec.steps
+        launch(*inputs)
+        assert launch._fast and launch._fast[0] is not None
+        syncs = state["syncs"]
+        out = launch(*inputs)
+        assert state["syncs"] == syncs + 1  # (the host may read it at once)
+        owner = managed_buffer(out)
+        assert type(out) is np.ndarray and owner is not None and out.shape == (6,)
+        assert _last(state)["out0"] == owner.ptr != managed_buffer(first).ptr
+        same = {k: v for k, v in general.items() if k != "out0"}
+        assert {k: _last(state)[k] for k in same} == same
     finally:
         ys = saved
 

@@ -422,6 +422,8 @@ def _backend_view(cp: Any, x: Any, backend: Any) -> Any:
     if not isinstance(arg, tuple) or len(arg) != 4:
         return None
     ptr, shape, strides, keep = arg
+    if type(keep) is cp.ndarray and keep.shape == x.shape and keep.dtype == x.dtype:
+        return keep  # (a frozen array's device copy itself: no view to build)
     item = x.dtype.itemsize
     lo = min([0, *((n - 1) * s for n, s in zip(shape, strides, strict=True) if s < 0)])
     hi = max([0, *((n - 1) * s for n, s in zip(shape, strides, strict=True) if s > 0)])
