@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from offload.acc.base import Scheduled
@@ -73,6 +73,18 @@ def _pick(inside: bool, x: Any, v: Any) -> Any:
     return x if inside else v
 
 
+def _nonneg(v: Val) -> Val:
+    return replace(v, nonneg=True) if isinstance(v, Scalar) else v
+
+
+def _at_least(c: int, k: int) -> bool:
+    return c >= k
+
+
+def _below(c: int, k: int, n: int) -> bool:
+    return c < n - k
+
+
 @dataclass(frozen=True, eq=False)
 class _Around(ArrayNode):
     """The neighbourhood of one element while it is lowered: ``get(*d)`` reads the
@@ -82,6 +94,9 @@ class _Around(ArrayNode):
     centre: tuple[Any, ...]
     path: NodePath
     """The stencil node's path."""
+    inner: tuple[tuple[int, int], ...] | None = None
+    """In the interior arm (``Stencil.lower_element``): the offsets every element of the
+    arm may read without a boundary rule (a read at another offset keeps it)."""
 
     @property
     def shape(self) -> tuple[int, ...]:  # type: ignore[override]
@@ -105,6 +120,13 @@ class _Around(ArrayNode):
                     hint="write each neighbour's offset as a literal or a constant expression",
                 )
             offsets.append(d.const)
+        inner = self.inner
+        if inner is not None and all(a <= k <= b for k, (a, b) in zip(offsets, inner, strict=True)):
+            direct = [
+                c if k == 0 else replace(lo.binop("add", c, d), nonneg=True)  # type: ignore[arg-type]
+                for c, d, k in zip(self.centre, idx, offsets, strict=True)
+            ]  # (the interior's test: centre + k is inside the array for these offsets)
+            return lo.element(st.a, (*self.path, ("attr", "a")), direct)
         dims = lower_items(lo, st.dims, (*self.path, ("attr", "dims")))
         assert isinstance(dims, TupleVal)
         bound = st.boundary
@@ -118,13 +140,14 @@ class _Around(ArrayNode):
             p = lo.binop("add", c, d)  # type: ignore[arg-type]
             if isinstance(bound, Constant):
                 inside.append(lo.call(_inside, helper_path, [p, n]))
-                pos.append(lo.call(_clamp, helper_path, [p, n]))
+                rule: Callable[[int, int], int] = _clamp
             elif bound == "clamp":
-                pos.append(lo.call(_clamp_hi if k > 0 else _clamp_lo, helper_path, [p, n]))
-            elif bound == "wrap":
-                pos.append(lo.call(_wrap, helper_path, [p, n]))
+                rule = _clamp_hi if k > 0 else _clamp_lo
             else:
-                pos.append(lo.call(_mirror, helper_path, [p, n]))
+                rule = _wrap if bound == "wrap" else _mirror
+            # (every rule gives a position in [0, n) -- n > 0 where an element exists --
+            # so the read needs no negative-index test)
+            pos.append(_nonneg(lo.call(rule, helper_path, [p, n])))
         x = lo.element(st.a, (*self.path, ("attr", "a")), pos)
         if not inside:
             return x
@@ -167,9 +190,32 @@ class Stencil(Scheduled):
         return ("a",)  # each element is read by several neighbours: computed once
 
     def lower_element(self, lo: ElementLowering, path: NodePath, idx: Index) -> Val:
-        around = _Around(self, tuple(idx), path)
-        getter = lo.getter(around, (*path, ("attr", "a")))
-        return lo.call(self.fn, (*path, ("attr", "fn")), [getter])
+        """``fn`` at ``idx``, split (Accelerate's interior/border split): where every read
+        of the offsets ``extent`` finds is inside the array, ``fn`` reads them with no
+        boundary rule; elsewhere -- the border -- every read applies it. One test per
+        element instead of a clamp (or a ``%``) per read and axis."""
+
+        def arm(inner: tuple[tuple[int, int], ...] | None) -> Val:
+            around = _Around(self, tuple(idx), path, inner)
+            getter = lo.getter(around, (*path, ("attr", "a")))
+            return lo.call(self.fn, (*path, ("attr", "fn")), [getter])
+
+        ext = self.extent
+        if all(e == (0, 0) for e in ext):
+            return arm(None)
+        dims = lower_items(lo, self.dims, (*path, ("attr", "dims")))
+        assert isinstance(dims, TupleVal)
+        helper = (*path, ("attr", "fn"))
+        tests: list[Any] = []
+        for c, n, (a, b) in zip(idx, dims.items, ext, strict=True):
+            if a < 0:
+                tests.append(lo.call(_at_least, helper, [c, lo.constant(-a)]))
+            if b > 0:
+                tests.append(lo.call(_below, helper, [c, lo.constant(b), n]))
+        cond = tests[0]
+        for more in tests[1:]:
+            cond = lo.binop("and", cond, more)
+        return lo.branch(cond, lambda: arm(ext), lambda: arm(None), uniform=True)
 
     @property
     def extent(self) -> tuple[tuple[int, int], ...]:

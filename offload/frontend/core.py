@@ -361,11 +361,13 @@ class LoweringCore:
             )
         return val
 
-    def branch_on(self, cond: Scalar, then_hint: str, else_hint: str) -> tuple[Block, Block]:
+    def branch_on(
+        self, cond: Scalar, then_hint: str, else_hint: str, *, uniform: bool = False
+    ) -> tuple[Block, Block]:
         """Terminate the current block with a two-way branch to two new blocks."""
         t = self.b.new_block(hint=then_hint)
         e = self.b.new_block(hint=else_hint)
-        self.b.branch(cond.value, t, e)
+        self.b.branch(cond.value, t, e, uniform=uniform)
         return t, e
 
 

@@ -109,6 +109,20 @@ class ElementLowering(Protocol):
         types are joined until stable, as a Python loop variable's are."""
         ...
 
+    def branch(
+        self,
+        cond: Scalar,
+        then: Callable[[], Val],
+        orelse: Callable[[], Val],
+        *,
+        uniform: bool = False,
+    ) -> Val:
+        """``then() if cond else orelse()``: each lowered in its own block (so a read one
+        arm makes is never made by the other), the two values -- numbers or tuples of
+        numbers of one structure -- joined as a Python variable assigned in both arms of
+        an ``if`` is. ``uniform``: most elements take the same arm (``Branch.uniform``)."""
+        ...
+
 
 class ArrayNode(abc.ABC):
     """A node of a delayed-array tree (see the module docstring)."""

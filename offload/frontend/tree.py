@@ -183,6 +183,42 @@ class TreeLowering:
         core.position(exit_block)
         return rebuild(shape, [Scalar(v, k[1]) for v, k in zip(header.args[1:], keys, strict=True)])
 
+    def branch(
+        self,
+        cond: Scalar,
+        then: Callable[[], Val],
+        orelse: Callable[[], Val],
+        *,
+        uniform: bool = False,
+    ) -> Val:
+        core, b = self.core, self.core.b
+        test = core.convert(cond, BOOL)
+        then_block, else_block = core.branch_on(test, "then", "else", uniform=uniform)
+        arms: list[tuple[Any, Val]] = []
+        for block, arm in ((then_block, then), (else_block, orelse)):
+            core.position(block)
+            value = arm()
+            arms.append((b.block, value))
+        (t_end, t_val), (e_end, e_val) = arms
+        t_flat, e_flat = flatten(t_val), flatten(e_val)
+        if t_flat is None or e_flat is None or structure(t_val) != structure(e_val):
+            raise TypeMismatch.at(
+                f"the two arms give a {describe(t_val)} and a {describe(e_val)}", None
+            )
+        keys: list[TypeKey] = []
+        for x, y in zip(t_flat, e_flat, strict=True):
+            j = join((x.type, x.weak), (y.type, y.weak))
+            if j is None:
+                raise TypeMismatch.at("the two arms' types do not combine", None)
+            keys.append(j)
+        merge = b.new_block([k[0] for k in keys], hint="join")
+        for end, flat in ((t_end, t_flat), (e_end, e_flat)):
+            b.position_at_end(end)
+            b.jump(merge, [core.convert(s, k[0]).value for s, k in zip(flat, keys, strict=True)])
+        core.position(merge)
+        shape = structure(t_val)
+        return rebuild(shape, [Scalar(v, k[1]) for v, k in zip(merge.args, keys, strict=True)])
+
     def _leaf(self, arr: object, path: tuple[Step, ...], idx: Sequence[Scalar]) -> Val:
         if not is_array(arr):
             raise TypeMismatch.at(f"a delayed array leaf must be an array, not {arr!r}", None)

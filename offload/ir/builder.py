@@ -65,9 +65,17 @@ class Builder:
         else_target: Block,
         then_args: list[Value] | None = None,
         else_args: list[Value] | None = None,
+        *,
+        uniform: bool = False,
     ) -> None:
         self.block.terminator = Branch(
-            cond, then_target, list(then_args or []), else_target, list(else_args or []), self.span
+            cond,
+            then_target,
+            list(then_args or []),
+            else_target,
+            list(else_args or []),
+            self.span,
+            uniform,
         )
 
     def ret(self, values: list[Value]) -> None:

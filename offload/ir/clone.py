@@ -56,6 +56,7 @@ def _clone_terminator(
             bmap[term.else_target],
             [v(a) for a in term.else_args],
             term.span,
+            term.uniform,
         )
     if isinstance(term, Return):
         return Return([v(a) for a in term.values], term.span)

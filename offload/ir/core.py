@@ -70,6 +70,9 @@ class Branch:
     else_target: Block
     else_args: list[Value]
     span: Span | None = None
+    uniform: bool = False
+    """Most threads take the same arm (a stencil's interior test): kept as a branch --
+    never merged into selects, which would run both arms' work on every element."""
 
 
 @dataclass(eq=False)

@@ -65,6 +65,8 @@ class _PendingTerm:
     names: list[str] = field(default_factory=list[str])
     targets: list[tuple[str, list[str]]] = field(default_factory=list[tuple[str, list[str]]])
     toks: Tokens | None = None
+    uniform: bool = False
+    """A ``condbr ... uniform`` (``Branch.uniform``)."""
 
 
 class _Parser:
@@ -267,6 +269,11 @@ class _Parser:
             pending.targets.append(self.target(toks))
             toks.expect(",")
             pending.targets.append(self.target(toks))
+            if not toks.done():
+                word = toks.next("word", "'uniform' or the end of the line")
+                if word != "uniform":
+                    raise toks.error(f"expected 'uniform' or the end of the line, found {word!r}")
+                pending.uniform = True
         else:
             raise toks.error(f"expected an op or a terminator (br, condbr, return), found {kw!r}")
         toks.end()
@@ -310,7 +317,7 @@ class _Parser:
             term = Jump(targets[0][0], targets[0][1])
         else:
             (t_block, t_args), (e_block, e_args) = targets
-            term = Branch(values[0], t_block, t_args, e_block, e_args)
+            term = Branch(values[0], t_block, t_args, e_block, e_args, uniform=p.uniform)
         p.block.terminator = term
 
 

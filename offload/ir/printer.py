@@ -136,7 +136,7 @@ def _print_terminator(block: Block, names: Namer) -> str:
     if isinstance(t, Branch):
         return (
             f"condbr {names.v(t.cond)}, {names.target(t.then_target, t.then_args)}, "
-            f"{names.target(t.else_target, t.else_args)}"
+            f"{names.target(t.else_target, t.else_args)}{' uniform' if t.uniform else ''}"
         )
     if isinstance(t, Return):
         return f"return {names.vs(t.values)}".rstrip()

@@ -310,7 +310,9 @@ class _Split:
             elif isinstance(t, Branch):
                 then_t, then_a = edge(t.then_target, t.then_args)
                 else_t, else_a = edge(t.else_target, t.else_args)
-                nb.terminator = Branch(vmap[t.cond], then_t, then_a, else_t, else_a, t.span)
+                nb.terminator = Branch(
+                    vmap[t.cond], then_t, then_a, else_t, else_a, t.span, t.uniform
+                )
         for op in self.x_inv:
             new = Value(op.result.type, op.result.hint)
             done.ops.append(

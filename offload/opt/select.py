@@ -17,7 +17,8 @@ Speculation safety: every op is pure, and only a ``LOAD`` can fault (``ops.MAY_F
 the local-array ops (``ops.LOCAL_OPS``) are never speculated either.
 A load paired with a load of the other arm is safe (each path reads the index it would
 have read). A load only one arm performs is never speculated: ``if i > 0: x = a[i - 1]``
-stays a branch, since nothing here knows the array's extent.
+stays a branch, since nothing here knows the array's extent. A ``uniform`` branch (most
+threads take one arm: a stencil's interior test) is never merged.
 """
 
 from __future__ import annotations
@@ -232,8 +233,8 @@ def _merge_one(fn: Function, threshold: int) -> bool:
     preds = predecessors(fn)
     for head in fn.blocks:
         t = head.terminator
-        if not isinstance(t, Branch) or t.then_target is t.else_target:
-            continue
+        if not isinstance(t, Branch) or t.then_target is t.else_target or t.uniform:
+            continue  # (a uniform branch: most threads skip the other arm's work)
         then_b, else_b = t.then_target, t.else_target
         then_arm = _arm_block(then_b, head, preds, fn.entry)
         else_arm = _arm_block(else_b, head, preds, fn.entry)

@@ -143,3 +143,43 @@ func @f(index %i.0: i64, capture "a" %a.1: array<f64,1>) -> (f64) {
 }
 """
     filecheck(run_text("select", src, select_threshold=8), "CHECK: condbr\nCHECK: load\n")
+
+
+def test_a_uniform_branch_is_never_merged_and_survives_printing_and_cloning() -> None:
+    """``condbr ... uniform`` (a stencil's interior test: ``Branch.uniform``) stays a
+    branch whatever the threshold, through the printer and parser, the whole pipeline
+    and a clone; the same arms without the mark merge."""
+    from offload.ir.clone import clone_function
+    from offload.ir.core import Branch
+    from offload.ir.printer import print_function
+
+    src = (
+        HF
+        + """\
+  %z = const 0 : i64
+  %pos = gt %i.0, %z : bool
+  condbr %pos, ^then.1, ^else.2 uniform
+^then.1:
+  %one = const 1 : i64
+  %j = sub %i.0, %one : i64
+  %a = load %x.1, %j : f64
+  br ^join.3(%a)
+^else.2:
+  %b = load %x.1, %i.0 : f64
+  br ^join.3(%b)
+^join.3(%out: f64):
+  return %out
+}
+"""
+    )
+    fn = parse_function(src)
+    branch = fn.entry.terminator
+    assert isinstance(branch, Branch) and branch.uniform
+    assert "uniform" in print_function(clone_function(fn))
+    full = "consts,fold,divmod,simplifycfg,select,hoist,cse,licm,copyprop,dce,unroll"
+    for pipeline in ("select", full):
+        filecheck(run_text(pipeline, src, select_threshold=99), "CHECK: condbr {{.*}} uniform\n")
+    filecheck(
+        run_text("select", src.replace(" uniform", ""), select_threshold=99), "CHECK-NOT: condbr\n"
+    )
+    _agree(src, run_text(full, src))

@@ -117,7 +117,7 @@ class _Jam:
             cond = self.get(t.cond, (0,) * len(self.factors))
             then_b, then_a = self.edge(t.then_target, t.then_args)
             else_b, else_a = self.edge(t.else_target, t.else_args)
-            return Branch(cond, then_b, then_a, else_b, else_a, t.span)
+            return Branch(cond, then_b, then_a, else_b, else_a, t.span, t.uniform)
         assert isinstance(t, Return)
         return Return([self.get(v, c) for c in self.copies for v in t.values], t.span)
 
