@@ -99,6 +99,18 @@ class NullBackend:
     def prepare_captures(self, captures: Sequence[Any]) -> list[Any]:
         return captures  # type: ignore[return-value]
 
+    def pinned_captures(self, values: Sequence[Any]) -> dict[int, Any]:
+        return {}
+
+    def launcher(self, fn: Function, kernel: Any, values: Sequence[Any], general: Any) -> None:
+        return None
+
+    def replay_launch(self, kernel: Any, shape: Any, dtypes: Any, values: Any) -> None:
+        return None
+
+    def explain(self, fn: Function, options: CompileOptions, shape: tuple[int, ...]) -> str:
+        return ""
+
 
 NULL = NullBackend()
 
