@@ -1,0 +1,68 @@
+"""Kernels of a warm ``fold_all`` (sum of float32, device mode) and of ``cupy.sum`` at
+given sizes, for a profiler to time one by one (GPU only):
+
+    ncu --metrics gpu__time_duration.sum --csv python -m benchmarks.lab.tail_probe \
+        [--sizes 16,20] [--calls 10]
+
+Each size: a warm-up call of each (compiles, fills the pools), then ``calls`` calls of
+each, synchronised at the end. ``--summary FILE`` reads such an ``ncu --csv`` log and
+prints the median duration (µs) of each kernel name.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import statistics
+from collections import defaultdict
+from typing import Any
+
+import numpy as np
+
+
+def add(a: Any, b: Any) -> Any:
+    return a + b
+
+
+def _summary(path: str) -> None:
+    rows: dict[str, list[float]] = defaultdict(list)
+    with open(path) as f:
+        lines = [ln for ln in f if ln.startswith('"')]
+    for rec in csv.DictReader(lines):
+        if rec.get("Metric Name") == "gpu__time_duration.sum":
+            value = float(rec["Metric Value"].replace(",", ""))
+            scale = {"nsecond": 1e-3, "usecond": 1.0, "msecond": 1e3}.get(rec["Metric Unit"], 1.0)
+            rows[f"{rec['Kernel Name'][:60]} grid {rec.get('Grid Size', '')}"].append(value * scale)
+    for name, vals in rows.items():
+        print(f"{statistics.median(vals):9.2f} us  x{len(vals):<3} {name}")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--sizes", default="16,20")
+    ap.add_argument("--calls", type=int, default=10)
+    ap.add_argument("--summary", default=None)
+    args = ap.parse_args()
+    if args.summary:
+        _summary(args.summary)
+        return
+    import cupy as cp
+
+    import offload as ol
+
+    ol.config.memory = "device"
+    for e in (int(s) for s in args.sizes.split(",")):
+        x = cp.asarray(np.random.default_rng(e).uniform(-1, 1, 1 << e).astype(np.float32))
+        node = ol.fold_all(add, 0.0, x)
+        ol.compute_g(node)
+        cp.sum(x)
+        cp.cuda.Device().synchronize()
+        for _ in range(args.calls):
+            ol.compute_g(node)
+        for _ in range(args.calls):
+            cp.sum(x)
+        cp.cuda.Device().synchronize()
+
+
+if __name__ == "__main__":
+    main()
