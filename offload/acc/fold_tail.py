@@ -25,6 +25,7 @@ from offload.acc.plan import Stage
 from offload.acc.skeletons.build import (
     GPU_TARGETS,
     MAX_BLOCKS,
+    SIM_MAX_BLOCKS,
     Module,
     Remembered,
     captured,
@@ -42,6 +43,7 @@ from offload.acc.skeletons.operands import (
     target_of,
 )
 from offload.acc.skeletons.scan_src import combine_wrapper
+from offload.acc.skeletons.workspace import scratch, stream_key
 from offload.acc.values import from_items, items_key
 from offload.frontend.nodes import function_key
 
@@ -103,7 +105,8 @@ def finish(
     caps = captured(target, sf.captures(), ctx.backend)
     zs = neutral(from_items(fold.z), dts, "fold") if has_z else []
     nlev, nf, levels = _levels(target, tuple(rest))
-    module = _module(target, sf, dts, len(caps), has_z, rest[0].strided, from_global)
+    g = spread_slab(p0, rest[0], sh) if from_global and rows < SPREAD_ROWS else 0
+    module = _module(target, sf, dts, len(caps), has_z, rest[0].strided, from_global, g > 0)
     if ctx.trace is not None:
         ctx.trace.append((f"fold tail: {rows} row(s), {nlev} stage(s) and the final fold", None))
     i64 = np.int64
@@ -111,11 +114,12 @@ def finish(
         target,
         ctx.backend,
         module,
-        (i64(rows), i64(nlev), i64(nf), *levels),
+        (i64(rows), i64(nlev), i64(nf), *levels, *([i64(g)] if g else [])),
         tuple(zs),
         tuple(caps),
         dts,
         tuple(lead),
+        (g, rest[0].p),
     )
     result = tail(*parts)
     if ctx.record is not None:
@@ -140,15 +144,18 @@ class _Tail:
     caps: tuple[Any, ...]
     dts: tuple[Dt, ...]
     lead: tuple[int, ...]
+    spread: tuple[int, int] = (0, 0)
+    """(partials a slab, first-stage partials) of a spread first stage (``spread_slab``),
+    else (0, ...)."""
     _fast: list[Any] = field(default_factory=list, compare=False)
-    """``[parts' shape, launch, device_pointer]`` of later calls on the GPU
+    """``[parts' shape, launch, device_pointer, stream_key]`` of later calls on the GPU
     (``Module.freeze``): the partials' shape fixed by the first call, whose arrays the
     kernel read in place (a replayed step's inputs keep their layout: the plan's
     signature, or fresh results of the step before)."""
 
     def __call__(self, *parts: Any) -> Any:
         fast = self._fast
-        if fast and parts[0].shape == fast[0]:
+        if fast and parts[0].shape == fast[0] and (not self.spread[0] or _same_stream(fast)):
             ptrs = [fast[2](x) for x in parts]
             made = None if None in ptrs else self.backend.fresh(self.lead, self.dts)
             if made is not None:
@@ -159,8 +166,16 @@ class _Tail:
         p0 = parts[0].shape[-1]
         xs = [working(self.target, x, self.backend).reshape(rows, p0) for x in parts]
         mine, outs = results(self.backend, self.target, (rows,), self.dts)
-        args = (*self.head, *xs, *self.zs, *outs, *self.caps)
-        blocks = min(rows, MAX_BLOCKS)
+        args: tuple[Any, ...] = (*self.head, *xs, *self.zs, *outs)
+        g, p = self.spread
+        if g:
+            _, ws, count = scratch(self.target, rows, p, self.dts)
+            args = (*args, *ws, count)
+            most = MAX_BLOCKS if self.target == "gpu" else SIM_MAX_BLOCKS
+            blocks = min(rows * -(-p // g), most)
+        else:
+            blocks = min(rows, MAX_BLOCKS)
+        args = (*args, *self.caps)
         self.module.launch("fold_tail", rows, *args, blocks=blocks)
         pointer = getattr(self.backend, "device_pointer", None)
         if (
@@ -173,9 +188,35 @@ class _Tail:
             variable = [*range(h, h + m), *range(h + m + nz, h + 2 * m + nz)]
             made = self.module.freeze("fold_tail", rows, args, variable, blocks)
             if made is not None:
-                fast[:] = [parts[0].shape, made, pointer]
+                fast[:] = [parts[0].shape, made, pointer, stream_key(self.target)]
         delivered(self.backend, self.target)  # (unified: written in place)
         return pack([deliver_to(self.backend, self.target, o.reshape(self.lead)) for o in mine])
+
+
+def _same_stream(fast: list[Any]) -> bool:
+    """Whether a spread tail's frozen launch (``fast``) serves the launches made now: its
+    scratch and counter are those of this host thread and stream (``workspace``)."""
+    return bool(stream_key("gpu") == fast[3])
+
+
+SPREAD_ROWS = 128
+"""A tail of fewer rows than this spreads its first stage over blocks (``spread_slab``):
+with a block a row, fewer rows than a GPU has multiprocessors (132 on an H100 or H200)
+leave most of them idle while one reads each row."""
+SPREAD_SLAB = 32
+"""Partials a block of the spread first stage folds (a strided slab's rows of 32
+consecutive values: 128 bytes of float32, one coalesced load a warp)."""
+
+
+def spread_slab(n: int, stage: Stage, sh: int) -> int:
+    """The partials a block folds where the tail's first stage (``stage``, over rows of
+    ``n`` values read from global memory) is spread over blocks (``fold_src``'s
+    ``spread``), else 0: where a slab's values fit the shared buffers (``2 * sh``) and
+    the row has at least two slabs."""
+    per = -(-n // stage.p) if stage.strided else stage.c
+    if SPREAD_SLAB * per > 2 * sh or stage.p < 2 * SPREAD_SLAB:
+        return 0
+    return SPREAD_SLAB
 
 
 def _in_place(xs: Sequence[Any], parts: Sequence[Any], pointer: Callable[[Any], Any]) -> bool:
@@ -202,6 +243,7 @@ def _module(  # noqa: PLR0917  (what the module's text depends on)
     has_z: bool,
     strided: bool,
     from_global: bool,
+    spread: bool,
 ) -> Module:
     """The compiled tail module, remembered: a warm call makes no source text."""
 
@@ -211,7 +253,12 @@ def _module(  # noqa: PLR0917  (what the module's text depends on)
                 sf.source(gpu=target in GPU_TARGETS),
                 combine_wrapper("ol_comb", dts, n_caps, flip=False, segmented=False),
                 fold_tail_kernel(
-                    dts, n_caps, has_z=has_z, strided=strided, from_global=from_global
+                    dts,
+                    n_caps,
+                    has_z=has_z,
+                    strided=strided,
+                    from_global=from_global,
+                    spread=spread,
                 ),
             ]
         )
@@ -221,7 +268,8 @@ def _module(  # noqa: PLR0917  (what the module's text depends on)
             target, src, ["ol_comb", "cmb"], ["fold_tail"], {}, threads=threads, bounded=True
         )
 
-    key = (target, sf.source(gpu=target in GPU_TARGETS), dts, n_caps, has_z, strided, from_global)
+    gpu = target in GPU_TARGETS
+    key = (target, sf.source(gpu=gpu), dts, n_caps, has_z, strided, from_global, spread)
     module: Module = _MODULES.get(key, make)
     return module
 

@@ -21,13 +21,17 @@ pytestmark = pytest.mark.ptx
 F32, I64 = np.dtype(np.float32), np.dtype(np.int64)
 
 
-def _tail_ptx(f, dts, *, has_z: bool, strided: bool, from_global: bool = False) -> str:
+def _tail_ptx(  # noqa: PLR0913
+    f, dts, *, has_z: bool, strided: bool, from_global: bool = False, spread: bool = False
+) -> str:
     sf = compile_combine(f, (dts, dts), "ol_comb", "test")
     src = "\n\n".join(
         [
             sf.source(gpu=True),
             combine_wrapper("ol_comb", dts, 0, flip=False, segmented=False),
-            fold_tail_kernel(dts, 0, has_z=has_z, strided=strided, from_global=from_global),
+            fold_tail_kernel(
+                dts, 0, has_z=has_z, strided=strided, from_global=from_global, spread=spread
+            ),
         ]
     )
     i = np.int64(0)
@@ -35,7 +39,9 @@ def _tail_ptx(f, dts, *, has_z: bool, strided: bool, from_global: bool = False) 
     xs = [np.zeros((2, 3), dt) for dt in dts]
     zs = [dt.type(0) for dt in dts] if has_z else []
     outs = [np.zeros(2, dt) for dt in dts]
-    args = [i, i, i, i, lv, lv, lv, *xs, *zs, *outs]
+    args = [i, i, i, i, lv, lv, lv, *([i] if spread else []), *xs, *zs, *outs]
+    if spread:  # (the scratch rows and the counter)
+        args += [*(np.zeros((2, 3), dt) for dt in dts), np.zeros(2, np.int32)]
     return kernel_ptx(src, ["ol_comb", "cmb"], "fold_tail", args)
 
 
@@ -57,6 +63,20 @@ def test_a_tail_reading_its_first_stage_from_global_memory_compiles(strided) -> 
     ptx = _tail_ptx(add, (F32,), has_z=True, strided=strided, from_global=True)
     assert re.search(r"\.entry\s+\S*fold_tail", ptx) and "ld.global" in ptx
     assert "bar.sync" in ptx
+
+
+@pytest.mark.parametrize(
+    ("f", "dts", "has_z", "strided"),
+    [(add, (F32,), True, True), (add, (F32,), False, False), (matmul2, (I64,) * 4, False, False)],
+    ids=["sum-strided", "fold1-contiguous", "tuple-no-z"],
+)
+def test_a_spread_first_stage_compiles_with_a_fence_and_an_atomic_counter(
+    f, dts, has_z, strided
+) -> None:
+    ptx = _tail_ptx(f, dts, has_z=has_z, strided=strided, from_global=True, spread=True)
+    assert re.search(r"\.entry\s+\S*fold_tail", ptx) and "bar.sync" in ptx
+    assert "membar.gl" in ptx or "fence.sc.gpu" in ptx or "fence.acq_rel.gpu" in ptx
+    assert re.search(r"\batom\.global\S*add", ptx) or re.search(r"\bred\.global", ptx)
 
 
 @pytest.mark.parametrize(("op", "dt"), [("add", np.int32), ("max", np.int64), ("min", np.uint32)])

@@ -103,6 +103,46 @@ def _global_part(m: int, caps: list[str], has_z: bool, strided: bool, u: int) ->
     )
 
 
+def _spread_part(m: int, caps: list[str], has_z: bool, strided: bool) -> str:
+    """Partial ``t`` of the first stage from the slab staged in shared memory (``sm``,
+    from 0; ``_spread_first``): ``_global_part``'s combines in the same order."""
+    acc, e = _names("acc", m), _names("e", m)
+    if strided:
+        head, at, first = "kn = (n - t + p - 1) // p", "k * g + (t - t0)", "t - t0"
+    else:
+        head, at, first = "kn = min(t * c + c, n) - t * c", "(t - t0) * c + k", "(t - t0) * c"
+    if has_z:
+        head += "\n" + "\n".join(f"acc{q} = z{q}" for q in range(m)) + "\nk0 = 0"
+    else:
+        head += "\n" + "\n".join(f"acc{q} = sm{q}[{first}]" for q in range(m)) + "\nk0 = 1"
+    body = "\n".join(f"e{q} = sm{q}[{at}]" for q in range(m)) + "\n" + _apply(caps, acc, e)
+    return head + "\nfor k in range(k0, kn):\n" + _indent(body)
+
+
+def _spread_first(m: int, caps: list[str], has_z: bool, strided: bool) -> str:
+    """The first stage of row ``r``'s slab of partials ``t0 .. t1`` (``g`` a slab): the
+    values they fold staged in shared memory by every thread (coalesced, all loads in
+    flight at once), each partial folded from there into the scratch row ``w<k>[r]``."""
+    xs = _names("x", m)
+    if strided:
+        copy = "\n".join(f"sm{q}[kk] = {x}[r, e]" for q, x in enumerate(xs))
+        stage = "kk = tid\nkn = (n - t0 + p - 1) // p\nwhile kk < kn * g:\n" + _indent(
+            "k = kk // g\nj = kk - k * g\ne = t0 + j + k * p\n"
+            "if t0 + j < t1 and e < n:\n" + _indent(copy) + "\nkk += nt"
+        )
+    else:
+        copy = "\n".join(f"sm{q}[kk] = {x}[r, lo + kk]" for q, x in enumerate(xs))
+        stage = "lo = t0 * c\nhi = min(t1 * c, n)\nkk = tid\nwhile lo + kk < hi:\n" + _indent(
+            copy + "\nkk += nt"
+        )
+    store = "\n".join(f"w{q}[r, t] = acc{q}" for q in range(m))
+    return (
+        stage
+        + "\ncuda.syncthreads()\nt = t0 + tid\nwhile t < t1:\n"
+        + _indent(_spread_part(m, caps, has_z, strided) + "\n" + store + "\nt += nt")
+    )
+
+
 def fold_tail_kernel(
     dts: tuple[np.dtype[Any], ...],
     n_caps: int,
@@ -110,6 +150,7 @@ def fold_tail_kernel(
     has_z: bool,
     strided: bool,
     from_global: bool = False,
+    spread: bool = False,
 ) -> str:
     """``fold_tail(items, rows, nlev, nf, ns, ps, cs, x.., z.., o.., u..)`` (``z`` only
     ``has_z``): see the module docstring. ``strided``: partial ``t`` of a stage folds
@@ -118,7 +159,11 @@ def fold_tail_kernel(
     shared buffer and writes the other, so the sequential folds wait on shared memory,
     not on the L2. ``from_global``: the first stage reads the row from global memory
     (a first stage of at most ``GLOBAL_THREADS`` partials, launched with that many
-    threads), the later ones shared memory as before."""
+    threads), the later ones shared memory as before. ``spread`` (with ``from_global``):
+    the first stage is cut into slabs of ``g`` partials, a block a slab (``_spread_first``:
+    many multiprocessors read a row, not one), each writing its partials to the scratch
+    row ``w<k>[r]``; the block that finishes a row's last slab (``count[r]``, an atomic
+    counter it resets to 0) runs the later stages and the final fold as above."""
     m = len(dts)
     sh = shared_values(sum(dt.itemsize for dt in dts))
     u = global_unroll(sum(dt.itemsize for dt in dts))
@@ -159,6 +204,8 @@ def fold_tail_kernel(
         + "\n"
         + "\n".join(f"{o}[r] = acc{c}" for c, o in enumerate(os_))
     )
+    if spread:
+        return _spread_kernel(m, caps, has_z, strided, shared, sh, level, final)
     body = (
         f"{shared}\n"
         "tid = np.int64(cuda.threadIdx.x)\n"
@@ -179,4 +226,52 @@ def fold_tail_kernel(
     )
     params = ["items", "rows", "nlev", "nf", "ns", "ps", "cs", *xs]
     params += [*(zs if has_z else []), *os_, *caps]
+    return f"def fold_tail({', '.join(params)}):\n" + _indent(body) + "\n"
+
+
+def _spread_kernel(  # noqa: PLR0917  (the parts fold_tail_kernel made)
+    m: int,
+    caps: list[str],
+    has_z: bool,
+    strided: bool,
+    shared: str,
+    sh: int,
+    level: str,
+    final: str,
+) -> str:
+    """``fold_tail`` with a spread first stage (``fold_tail_kernel``'s ``spread``): the
+    block that counts a row's last slab reads the row's partials back (after a fence:
+    each slab stored them, then fenced, then counted) and finishes the row."""
+    xs, zs, os_, ws = (_names(q, m) for q in ("x", "z", "o", "w"))
+    finish = (
+        "cuda.threadfence()\nt = tid\nwhile t < p:\n"
+        + _indent("\n".join(f"sm{q}[{sh} + t] = w{q}[r, t]" for q in range(m)) + "\nt += nt")
+        + "\ncuda.syncthreads()\nfor j in range(1, nlev):\n"
+        + _indent(level)
+        + "\nif tid == 0:\n"
+        + _indent(final + "\ncount[r] = np.int32(0)")
+    )
+    body = (
+        f"{shared}\n"
+        "last = cuda.shared.array(1, np.int32)\n"
+        "tid = np.int64(cuda.threadIdx.x)\n"
+        "nt = np.int64(cuda.blockDim.x)\n"
+        "slabs = (ps[0] + g - 1) // g\n"
+        "w = np.int64(cuda.blockIdx.x)\n"
+        "while w < rows * slabs:\n"
+        + _indent(
+            "n = ns[0]\np = ps[0]\nc = cs[0]\n"  # (the later stages set them)
+            "r = w // slabs\nt0 = (w - r * slabs) * g\nt1 = min(t0 + g, p)\n"
+            + _spread_first(m, caps, has_z, strided)
+            + "\ncuda.threadfence()\ncuda.syncthreads()\n"
+            "if tid == 0:\n"
+            "    last[0] = np.int32(cuda.atomic.add(count, r, 1) == slabs - 1)\n"
+            "cuda.syncthreads()\n"
+            "if last[0] == 1:\n"
+            + _indent(finish)
+            + "\ncuda.syncthreads()\nw += np.int64(cuda.gridDim.x)"
+        )
+    )
+    params = ["items", "rows", "nlev", "nf", "ns", "ps", "cs", "g", *xs]
+    params += [*(zs if has_z else []), *os_, *ws, "count", *caps]
     return f"def fold_tail({', '.join(params)}):\n" + _indent(body) + "\n"
