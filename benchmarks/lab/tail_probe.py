@@ -31,7 +31,8 @@ def _summary(path: str) -> None:
     for rec in csv.DictReader(lines):
         if rec.get("Metric Name") == "gpu__time_duration.sum":
             value = float(rec["Metric Value"].replace(",", ""))
-            scale = {"nsecond": 1e-3, "usecond": 1.0, "msecond": 1e3}.get(rec["Metric Unit"], 1.0)
+            unit = rec["Metric Unit"]
+            scale = {"ns": 1e-3, "nsecond": 1e-3, "ms": 1e3, "msecond": 1e3}.get(unit, 1.0)
             rows[f"{rec['Kernel Name'][:60]} grid {rec.get('Grid Size', '')}"].append(value * scale)
     for name, vals in rows.items():
         print(f"{statistics.median(vals):9.2f} us  x{len(vals):<3} {name}")
