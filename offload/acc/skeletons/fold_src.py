@@ -17,6 +17,7 @@ row into ``ps[j]`` partials of (at most) ``cs[j]`` values; then thread 0 folds t
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -41,16 +42,43 @@ def _read(m: int, into: str, k: str) -> str:
     return "\n".join(f"{into}{c} = sm{c}[inoff + {k}]" for c in range(m))
 
 
+SHARED_UNROLL = 8
+"""Values of a sequential fold over shared memory read before they are combined (the
+loads are independent of the accumulator: their latencies overlap, and the combines, in
+the same order, wait for none but the first)."""
+
+
+def _combine_run(  # noqa: PLR0917  (a loop's parts)
+    m: int, caps: list[str], at: Callable[[str], str], k: str, stop: str, step: str
+) -> str:
+    """``while k < stop: acc = cmb(acc, value at(k)); k += step``, ``SHARED_UNROLL``
+    (fewer for wide tuples) values loaded at a time."""
+    acc = _names("acc", m)
+    u = max(2, SHARED_UNROLL // m)
+    loads = "\n".join(
+        f"e{j}_{q} = sm{q}[{at(f'{k} + {j} * {step}' if j else k)}]"
+        for j in range(u)
+        for q in range(m)
+    )
+    combines = "\n".join(_apply(caps, acc, [f"e{j}_{q}" for q in range(m)]) for j in range(u))
+    one = "\n".join(f"e0_{q} = sm{q}[{at(k)}]" for q in range(m))
+    one += "\n" + _apply(caps, acc, [f"e0_{q}" for q in range(m)])
+    return (
+        f"while {k} + {u - 1} * {step} < {stop}:\n"
+        + _indent(loads + "\n" + combines + f"\n{k} += {u} * {step}")
+        + f"\nwhile {k} < {stop}:\n"
+        + _indent(one + f"\n{k} += {step}")
+    )
+
+
 def _fold(m: int, caps: list[str], has_z: bool, start: str, stop: str, step: str) -> str:  # noqa: PLR0917
     """``acc = z (else the value at start); for k in range(start, stop, step): acc =
     cmb(acc, value k)`` -- ``fold._fold_loop``'s order."""
-    acc, e = _names("acc", m), _names("e", m)
     if has_z:
-        head = "\n".join(f"acc{c} = z{c}" for c in range(m)) + f"\nk0 = {start}"
+        head = "\n".join(f"acc{c} = z{c}" for c in range(m)) + f"\nk = {start}"
     else:
-        head = _read(m, "acc", start) + f"\nk0 = {start} + {step}"
-    body = _read(m, "e", "k") + "\n" + _apply(caps, acc, e)
-    return head + f"\nfor k in range(k0, {stop}, {step}):\n" + _indent(body)
+        head = _read(m, "acc", start) + f"\nk = {start} + {step}"
+    return head + "\n" + _combine_run(m, caps, lambda i: f"inoff + {i}", "k", stop, step)
 
 
 GLOBAL_LOAD_BYTES = 16
@@ -106,17 +134,22 @@ def _global_part(m: int, caps: list[str], has_z: bool, strided: bool, u: int) ->
 def _spread_part(m: int, caps: list[str], has_z: bool, strided: bool) -> str:
     """Partial ``t`` of the first stage from the slab staged in shared memory (``sm``,
     from 0; ``_spread_first``): ``_global_part``'s combines in the same order."""
-    acc, e = _names("acc", m), _names("e", m)
     if strided:
-        head, at, first = "kn = (n - t + p - 1) // p", "k * g + (t - t0)", "t - t0"
+        head, first = "kn = (n - t + p - 1) // p", "t - t0"
+
+        def at(k: str) -> str:
+            return f"({k}) * g + (t - t0)"
     else:
-        head, at, first = "kn = min(t * c + c, n) - t * c", "(t - t0) * c + k", "(t - t0) * c"
+        head, first = "kn = min(t * c + c, n) - t * c", "(t - t0) * c"
+
+        def at(k: str) -> str:
+            return f"(t - t0) * c + {k}"
+
     if has_z:
-        head += "\n" + "\n".join(f"acc{q} = z{q}" for q in range(m)) + "\nk0 = 0"
+        head += "\n" + "\n".join(f"acc{q} = z{q}" for q in range(m)) + "\nk = 0"
     else:
-        head += "\n" + "\n".join(f"acc{q} = sm{q}[{first}]" for q in range(m)) + "\nk0 = 1"
-    body = "\n".join(f"e{q} = sm{q}[{at}]" for q in range(m)) + "\n" + _apply(caps, acc, e)
-    return head + "\nfor k in range(k0, kn):\n" + _indent(body)
+        head += "\n" + "\n".join(f"acc{q} = sm{q}[{first}]" for q in range(m)) + "\nk = 1"
+    return head + "\n" + _combine_run(m, caps, at, "k", "kn", "1")
 
 
 def _spread_first(m: int, caps: list[str], has_z: bool, strided: bool) -> str:
