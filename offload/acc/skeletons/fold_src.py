@@ -71,6 +71,25 @@ def _combine_run(  # noqa: PLR0917  (a loop's parts)
     )
 
 
+def _copy_rows(
+    m: int, k: str, stop: str, dst: Callable[[int, str], str], src: Callable[[int, str], str]
+) -> str:
+    """``while k < stop: dst[k] = src[k]; k += nt`` for each component, ``SHARED_UNROLL``
+    (fewer for wide tuples) loads issued before their stores: a store waits for its
+    load, so one at a time a thread would wait a memory latency per value."""
+    u = max(2, SHARED_UNROLL // m)
+    at = [k if j == 0 else f"{k} + {j} * nt" for j in range(u)]
+    loads = "\n".join(f"v{j}_{c} = {src(c, at[j])}" for j in range(u) for c in range(m))
+    stores = "\n".join(f"{dst(c, at[j])} = v{j}_{c}" for j in range(u) for c in range(m))
+    one = "\n".join(f"{dst(c, k)} = {src(c, k)}" for c in range(m))
+    return (
+        f"while {k} + {u - 1} * nt < {stop}:\n"
+        + _indent(f"{loads}\n{stores}\n{k} += {u} * nt")
+        + f"\nwhile {k} < {stop}:\n"
+        + _indent(f"{one}\n{k} += nt")
+    )
+
+
 def _fold(m: int, caps: list[str], has_z: bool, start: str, stop: str, step: str) -> str:  # noqa: PLR0917
     """``acc = z (else the value at start); for k in range(start, stop, step): acc =
     cmb(acc, value k)`` -- ``fold._fold_loop``'s order."""
@@ -213,10 +232,8 @@ def fold_tail_kernel(
         f"sm{c} = cuda.shared.array({2 * sh}, np.{dt.name})" for c, dt in enumerate(dts)
     )
     copy_in = (
-        "n0 = ns[0] if nlev > 0 else nf\n"
-        "t = tid\n"
-        "while t < n0:\n"
-        + _indent("\n".join(f"sm{c}[t] = {x}[r, t]" for c, x in enumerate(xs)) + "\nt += nt")
+        "n0 = ns[0] if nlev > 0 else nf\nt = tid\n"
+        + _copy_rows(m, "t", "n0", lambda c, k: f"sm{c}[{k}]", lambda c, k: f"x{c}[r, {k}]")
         + "\ncuda.syncthreads()"
     )
     store = "\n".join(f"sm{c}[outoff + t] = acc{c}" for c in range(m))
@@ -277,8 +294,8 @@ def _spread_kernel(  # noqa: PLR0917  (the parts fold_tail_kernel made)
     each slab stored them, then fenced, then counted) and finishes the row."""
     xs, zs, os_, ws = (_names(q, m) for q in ("x", "z", "o", "w"))
     finish = (
-        "cuda.threadfence()\nt = tid\nwhile t < p:\n"
-        + _indent("\n".join(f"sm{q}[{sh} + t] = w{q}[r, t]" for q in range(m)) + "\nt += nt")
+        "cuda.threadfence()\nt = tid\n"
+        + _copy_rows(m, "t", "p", lambda q, k: f"sm{q}[{sh} + {k}]", lambda q, k: f"w{q}[r, {k}]")
         + "\ncuda.syncthreads()\nfor j in range(1, nlev):\n"
         + _indent(level)
         + "\nif tid == 0:\n"
