@@ -20,6 +20,22 @@ needs_simulator = pytest.mark.skipif(
 )
 
 
+def _gpu_simulator_on() -> bool:
+    import offload as ol
+
+    return os.environ.get("NUMBA_ENABLE_CUDASIM") == "1" and bool(ol.config.gpu_simulator)
+
+
+GPU_SIMULATOR_LANE = [
+    pytest.mark.sim,
+    pytest.mark.skipif(
+        not _gpu_simulator_on(),
+        reason="sim lane: NUMBA_ENABLE_CUDASIM=1 OFFLOAD_GPU_SIMULATOR=1 python -m pytest -m sim",
+    ),
+]
+"""``pytestmark`` of a module whose ``compute_g`` runs under the simulator."""
+
+
 def _gpu_reason() -> str | None:
     if simulator_on():
         return "gpu lane: the CUDA simulator is on"

@@ -8,8 +8,6 @@ and structural nodes equal the CPU's.
 
 from __future__ import annotations
 
-import os
-
 import numpy as np
 import pytest
 
@@ -19,14 +17,9 @@ from offload.acc.base import Context
 from offload.acc.graph import schedule
 from offload.targets import GPU
 from tests.acc.fold_reference import interpret, same_bits
+from tests.acc.sim_lane import GPU_SIMULATOR_LANE
 
-pytestmark = [
-    pytest.mark.sim,
-    pytest.mark.skipif(
-        not (os.environ.get("NUMBA_ENABLE_CUDASIM") == "1" and ol.config.gpu_simulator),
-        reason="sim lane: NUMBA_ENABLE_CUDASIM=1 OFFLOAD_GPU_SIMULATOR=1 python -m pytest -m sim",
-    ),
-]
+pytestmark = GPU_SIMULATOR_LANE
 
 
 def add(a, b):

@@ -10,7 +10,6 @@ tuples; and the counter is zero again after each launch (a second call gives the
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
 import numpy as np
@@ -20,14 +19,9 @@ import offload as ol
 from offload.acc import fold_tail
 from offload.acc.skeletons import workspace
 from tests.acc.fold_reference import interpret, same_bits
+from tests.acc.sim_lane import GPU_SIMULATOR_LANE
 
-pytestmark = [
-    pytest.mark.sim,
-    pytest.mark.skipif(
-        not (os.environ.get("NUMBA_ENABLE_CUDASIM") == "1" and ol.config.gpu_simulator),
-        reason="sim lane: NUMBA_ENABLE_CUDASIM=1 OFFLOAD_GPU_SIMULATOR=1 python -m pytest -m sim",
-    ),
-]
+pytestmark = GPU_SIMULATOR_LANE
 
 
 def add(a: Any, b: Any) -> Any:

@@ -9,8 +9,6 @@ bits are those of the staged tree -- the interpreter running the wide tree, and
 
 from __future__ import annotations
 
-import os
-
 import numpy as np
 import pytest
 
@@ -18,15 +16,9 @@ import offload as ol
 from offload.acc import fold_tail
 from offload.acc.plan import FINAL, WIDE_CHUNK
 from tests.acc.fold_reference import interpret, same_bits
-from tests.acc.sim_lane import cross_target_s
+from tests.acc.sim_lane import GPU_SIMULATOR_LANE, cross_target_s
 
-pytestmark = [
-    pytest.mark.sim,
-    pytest.mark.skipif(
-        not (os.environ.get("NUMBA_ENABLE_CUDASIM") == "1" and ol.config.gpu_simulator),
-        reason="sim lane: NUMBA_ENABLE_CUDASIM=1 OFFLOAD_GPU_SIMULATOR=1 python -m pytest -m sim",
-    ),
-]
+pytestmark = GPU_SIMULATOR_LANE
 
 TWO_STAGES = FINAL * WIDE_CHUNK + 1
 """The shortest row whose wide tree has two stages."""

@@ -8,8 +8,6 @@ tiles only, whole tiles and a partial one, and less than one tile.
 
 from __future__ import annotations
 
-import os
-
 import numpy as np
 import pytest
 
@@ -17,15 +15,9 @@ import offload as ol
 from offload.acc.scan import scanl, scanl1, scanr1
 from offload.acc.scan_job import GPU_CHUNK
 from offload.acc.skeletons.build import SIM_THREADS
-from tests.acc.sim_lane import cross_target_s
+from tests.acc.sim_lane import GPU_SIMULATOR_LANE, cross_target_s
 
-pytestmark = [
-    pytest.mark.sim,
-    pytest.mark.skipif(
-        not (os.environ.get("NUMBA_ENABLE_CUDASIM") == "1" and ol.config.gpu_simulator),
-        reason="sim lane: NUMBA_ENABLE_CUDASIM=1 OFFLOAD_GPU_SIMULATOR=1 python -m pytest -m sim",
-    ),
-]
+pytestmark = GPU_SIMULATOR_LANE
 
 TILE = SIM_THREADS * GPU_CHUNK
 """Elements of a staged tile in the simulator (32 threads x 32)."""

@@ -38,76 +38,74 @@ class Steps:
         raise AssertionError(why)
 
 
-def test_a_replayed_step_launches_frozen_with_the_general_launchs_parameters(fake_cupy, tmp_path):
+@pytest.fixture
+def use_ys(monkeypatch: Any) -> Any:
+    """Rebind the global ``shifted`` reads (restored after the test)."""
+
+    def use(value: Any) -> Any:
+        monkeypatch.setitem(globals(), "ys", value)
+        return value
+
+    return use
+
+
+def _recorded(be: Any, state: Any) -> tuple[Any, dict[str, Any], Any, list[Any]]:
+    """One recorded call of ``shifted``: (its result, its launch's decoded parameters,
+    the step, the step's inputs)."""
+    rec = Steps()
+    first = driver.run(be, shifted, (6,), record=rec)
+    general = dict(_last(state))
+    ((launch, inputs),) = rec.steps
+    assert isinstance(launch, Launch)
+    return first, general, launch, inputs
+
+
+def test_a_replayed_step_launches_frozen_with_the_general_launchs_parameters(
+    fake_cupy, tmp_path, use_ys
+):
     cp, state = fake_cupy
     be = _backend("device", state, tmp_path)
-    global ys
-    saved = ys
-    try:
-        ys = cp.asarray(np.arange(6.0))
-        rec = Steps()
-        first = driver.run(be, shifted, (6,), record=rec)
-        general = dict(_last(state))
-        ((launch, inputs),) = rec.steps
-        assert isinstance(launch, Launch)
-        at = next(k for k, v in enumerate(inputs) if v is ys)
-        other = cp.asarray(np.arange(6.0) + 10.0)
-        out = launch(*[other if k == at else v for k, v in enumerate(inputs)])
-        assert launch._fast and launch._fast[0] is not None  # (frozen on its first replay)
-        got = _last(state)
-        assert got["ys"] == other.data.ptr and got["out0"] == out.data.ptr
-        assert out.data.ptr != first.data.ptr and out.shape == (6,)
-        same = {k: v for k, v in general.items() if k not in ("ys", "out0")}
-        assert {k: got[k] for k in same} == same  # extents, strides, scalars, function
-        again = launch(*inputs)
-        assert _last(state)["ys"] == ys.data.ptr and _last(state)["out0"] == again.data.ptr
-    finally:
-        ys = saved
+    here = use_ys(cp.asarray(np.arange(6.0)))
+    first, general, launch, inputs = _recorded(be, state)
+    at = next(k for k, v in enumerate(inputs) if v is here)
+    other = cp.asarray(np.arange(6.0) + 10.0)
+    out = launch(*[other if k == at else v for k, v in enumerate(inputs)])
+    assert launch._fast and launch._fast[0] is not None  # (frozen on its first replay)
+    got = _last(state)
+    assert got["ys"] == other.data.ptr and got["out0"] == out.data.ptr
+    assert out.data.ptr != first.data.ptr and out.shape == (6,)
+    same = {k: v for k, v in general.items() if k not in ("ys", "out0")}
+    assert {k: got[k] for k in same} == same  # extents, strides, scalars, function
+    again = launch(*inputs)
+    assert _last(state)["ys"] == here.data.ptr and _last(state)["out0"] == again.data.ptr
 
 
-def test_a_writeable_host_array_keeps_the_general_launch(fake_cupy, tmp_path):
-    cp, state = fake_cupy
-    global ys
-    saved = ys
-    try:
-        be = _backend("device", state, tmp_path)
-        ys = np.arange(6.0)  # (copied on every call: no address to freeze)
-        rec = Steps()
-        driver.run(be, shifted, (6,), record=rec)
-        ((launch, inputs),) = rec.steps
-        launch(*inputs)
-        assert launch._fast == [None]
-    finally:
-        ys = saved
+def test_a_writeable_host_array_keeps_the_general_launch(fake_cupy, tmp_path, use_ys):
+    _, state = fake_cupy
+    use_ys(np.arange(6.0))  # (copied on every call: no address to freeze)
+    _, _, launch, inputs = _recorded(_backend("device", state, tmp_path), state)
+    launch(*inputs)
+    assert launch._fast == [None]
 
 
-def test_unified_mode_replays_frozen_into_a_managed_result_and_waits(fake_cupy, tmp_path):
+def test_unified_mode_replays_frozen_into_a_managed_result_and_waits(fake_cupy, tmp_path, use_ys):
     """Unified mode freezes the step too: the result is a fresh managed NumPy array the
     kernel writes at its own address, and the call synchronises before returning it."""
     from offload.runtime.memory import managed_buffer
 
     cp, state = fake_cupy
-    be = _backend("unified", state, tmp_path)
-    global ys
-    saved = ys
-    try:
-        ys = cp.asarray(np.arange(6.0))
-        rec = Steps()
-        first = driver.run(be, shifted, (6,), record=rec)
-        general = dict(_last(state))
-        ((launch, inputs),) = rec.steps
-        launch(*inputs)
-        assert launch._fast and launch._fast[0] is not None
-        syncs = state["syncs"]
-        out = launch(*inputs)
-        assert state["syncs"] == syncs + 1  # (the host may read it at once)
-        owner = managed_buffer(out)
-        assert type(out) is np.ndarray and owner is not None and out.shape == (6,)
-        assert _last(state)["out0"] == owner.ptr != managed_buffer(first).ptr
-        same = {k: v for k, v in general.items() if k != "out0"}
-        assert {k: _last(state)[k] for k in same} == same
-    finally:
-        ys = saved
+    use_ys(cp.asarray(np.arange(6.0)))
+    first, general, launch, inputs = _recorded(_backend("unified", state, tmp_path), state)
+    launch(*inputs)
+    assert launch._fast and launch._fast[0] is not None
+    syncs = state["syncs"]
+    out = launch(*inputs)
+    assert state["syncs"] == syncs + 1  # (the host may read it at once)
+    owner = managed_buffer(out)
+    assert type(out) is np.ndarray and owner is not None and out.shape == (6,)
+    assert _last(state)["out0"] == owner.ptr != managed_buffer(first).ptr
+    same = {k: v for k, v in general.items() if k != "out0"}
+    assert {k: _last(state)[k] for k in same} == same
 
 
 def test_a_frozen_host_array_is_read_from_its_copy_until_it_is_thawed(fake_cupy, tmp_path):
