@@ -11,10 +11,15 @@ have one, every boundary, against the interpreter, NumPy's ``pad`` and both CPU 
 
 from __future__ import annotations
 
+import importlib.util
+import tempfile
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import offload as ol
 from offload import driver
@@ -179,3 +184,47 @@ def test_a_lambda_stencil_splits_too() -> None:
     node = ol.stencil(lambda get: get(0, 1) - get(-1, 0), a, "mirror")
     assert _arms(_kernel_ir(node)) is not None
     assert same_bits(ol.compute_s(node), _numpy(lambda get: get(0, 1) - get(-1, 0), a, "mirror"))
+
+
+_GENERATED = Path(tempfile.mkdtemp(prefix="offload-stencils-"))
+
+
+def _generated(reads: list[tuple[int, ...]], weights: list[int]) -> Any:
+    """A stencil function reading ``reads`` (offsets), each times its weight, written to
+    a module file (offload compiles from source)."""
+    terms = " + ".join(f"{w} * get({', '.join(map(str, d))})" for d, w in zip(reads, weights))
+    text = f"def fn(get):\n    return {terms}\n"
+    name = f"st_{abs(hash(text)):x}"
+    path = _GENERATED / f"{name}.py"
+    path.write_text(text)
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod.fn
+
+
+@settings(max_examples=20, deadline=None)
+@given(
+    data=st.data(),
+    rank=st.integers(1, 3),
+    boundary=st.sampled_from(BOUNDARIES),
+    dtype=st.sampled_from(["int16", "float32", "float64"]),
+)
+def test_random_stencils_equal_numpy_pad_on_both_cpu_targets(
+    data: st.DataObject, rank: int, boundary: str, dtype: str
+) -> None:
+    """Random offsets (up to 3 away, so a few elements of a small axis are all border
+    and a large one has an interior), shapes from 1 to 12 an axis."""
+    offset = st.tuples(*[st.integers(-3, 3)] * rank)
+    reads = data.draw(st.lists(offset, min_size=1, max_size=5))
+    weights = data.draw(st.lists(st.integers(-3, 3), min_size=len(reads), max_size=len(reads)))
+    shape = data.draw(st.tuples(*[st.integers(1, 12 if rank < 3 else 7)] * rank))
+    fn = _generated(reads, weights)
+    a = (np.arange(int(np.prod(shape))) % 11 - 5).astype(dtype).reshape(shape)
+    node = ol.stencil(fn, a, _boundary(boundary))
+    spec = interpret(node)
+    assert same_bits(ol.compute_s(node), spec)
+    assert same_bits(ol.compute_p(node), spec)
+    want = _numpy(fn, a, boundary)
+    assert np.array_equal(np.asarray(spec, dtype=np.float64), np.asarray(want, dtype=np.float64))
