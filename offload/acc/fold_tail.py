@@ -43,7 +43,7 @@ from offload.acc.skeletons.operands import (
     target_of,
 )
 from offload.acc.skeletons.scan_src import combine_wrapper
-from offload.acc.skeletons.workspace import scratch, stream_key
+from offload.acc.skeletons.workspace import discard, scratch, stream_key
 from offload.acc.values import from_items, items_key
 from offload.frontend.nodes import function_key
 
@@ -168,15 +168,21 @@ class _Tail:
         mine, outs = results(self.backend, self.target, (rows,), self.dts)
         args: tuple[Any, ...] = (*self.head, *xs, *self.zs, *outs)
         g, p = self.spread
+        wkey = None
         if g:
-            _, ws, count = scratch(self.target, rows, p, self.dts)
+            wkey, ws, count = scratch(self.target, rows, p, self.dts)
             args = (*args, *ws, count)
             most = MAX_BLOCKS if self.target == "gpu" else SIM_MAX_BLOCKS
             blocks = min(rows * -(-p // g), most)
         else:
             blocks = min(rows, MAX_BLOCKS)
         args = (*args, *self.caps)
-        self.module.launch("fold_tail", rows, *args, blocks=blocks)
+        try:
+            self.module.launch("fold_tail", rows, *args, blocks=blocks)
+        except BaseException:
+            if wkey is not None:
+                discard(wkey)  # (its counters may be left counting)
+            raise
         pointer = getattr(self.backend, "device_pointer", None)
         if (
             not fast

@@ -57,3 +57,10 @@ def scratch(
         while len(_SETS) > KEEP:
             _SETS.popitem(last=False)
     return key, made[0], made[1]
+
+
+def discard(key: tuple[Any, ...]) -> None:
+    """Forget the set ``key`` names (a launch that used it failed: its counter may not be
+    zero); the next launch makes a new one."""
+    with _LOCK:
+        _SETS.pop(key, None)
