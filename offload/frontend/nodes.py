@@ -11,9 +11,8 @@ functions).
 from __future__ import annotations
 
 import abc
-import contextlib
 import types
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -30,17 +29,20 @@ Index = Sequence[Scalar]
 _CAPTURES_ONLY: ContextVar[bool] = ContextVar("offload_captures_only", default=False)
 
 
-@contextlib.contextmanager
-def captures_only() -> Iterator[None]:
+class captures_only:  # (lower case: used as ``with captures_only():``)
     """While active, a collective that can lowers to what it captures alone (its sources'
     elements, its functions applied to them): the lowering of a tree holding collectives
     that the replay lane makes for its entry's ``fetch`` -- which values the tree
-    captures, and where -- and never compiles."""
-    token = _CAPTURES_ONLY.set(True)
-    try:
-        yield
-    finally:
-        _CAPTURES_ONLY.reset(token)
+    captures, and where -- and never compiles. (A class, not ``contextlib``'s generator:
+    every warm call of a tree enters it, and a generator costs a microsecond more.)"""
+
+    __slots__ = ("_token",)
+
+    def __enter__(self) -> None:
+        self._token = _CAPTURES_ONLY.set(True)
+
+    def __exit__(self, *exc: object) -> None:
+        _CAPTURES_ONLY.reset(self._token)
 
 
 def lowering_captures_only() -> bool:
