@@ -32,7 +32,6 @@ from offload.ptx.pinned import frozen_pinned
 from offload.ptx.plan import GPU_PLAN, IndexVariant
 from offload.runtime.gpu import device_info, load_cupy
 from offload.runtime.memory import (
-    ManagedBuffer,
     ManagedPool,
     cupy_c_contiguous,
     frozen_table,
@@ -40,6 +39,7 @@ from offload.runtime.memory import (
     managed_buffer,
     output_pointer,
     prefetch,
+    whole_block,
 )
 from offload.runtime.pool import DevicePool
 from offload.runtime.views import cupy_arg, strides_in_elements, view_arg
@@ -216,12 +216,8 @@ class GPUBackend:
             elif t is np.ndarray and c.ndim > 0:
                 if stream_ptr < 0:
                     stream_ptr = int(cp.cuda.get_current_stream().ptr)
-                owner = getattr(c.base, "offload_owner", None)
-                if (
-                    type(owner) is ManagedBuffer
-                    and c.nbytes == owner.nbytes
-                    and (c.flags.c_contiguous or c.flags.f_contiguous)
-                ):
+                owner = whole_block(c)
+                if owner is not None and (c.flags.c_contiguous or c.flags.f_contiguous):
                     # Contiguous and as large as its block: it starts where the block does.
                     prefetch(cp, owner, stream_ptr)
                     out.append((owner.ptr, c.shape, strides_in_elements(c.strides, c.itemsize), c))
@@ -342,8 +338,8 @@ class GPUBackend:
             return int(x.data.ptr)
         if t is not np.ndarray or x.ndim == 0:
             return None
-        owner = getattr(x.base, "offload_owner", None)
-        if type(owner) is ManagedBuffer and x.nbytes == owner.nbytes and x.flags.c_contiguous:
+        owner = whole_block(x)
+        if owner is not None and x.flags.c_contiguous:
             prefetch(cp, owner, None)
             return owner.ptr
         if not x.flags.writeable:

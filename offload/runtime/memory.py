@@ -85,6 +85,14 @@ def managed_buffer(x: np.ndarray[Any, Any]) -> ManagedBuffer | None:
     return owner if isinstance(owner, ManagedBuffer) else None
 
 
+def whole_block(x: np.ndarray[Any, Any]) -> ManagedBuffer | None:
+    """The managed allocation ``x`` spans from end to end (a result as allocated: it starts
+    where its block starts), else ``None``; cheaper than ``managed_buffer`` or
+    ``x.__array_interface__``, for the warm path."""
+    owner = getattr(x.base, "offload_owner", None)
+    return owner if type(owner) is ManagedBuffer and x.nbytes == owner.nbytes else None
+
+
 def _check_free(cp: Any, nbytes: int) -> None:
     free, total = (int(v) for v in cp.cuda.runtime.memGetInfo())
     margin = safety_margin(total)
@@ -289,12 +297,9 @@ def output_pointer(x: Any) -> int:
     ``DeviceView``), which must be C-contiguous; the warm path, so no view is built."""
     t = type(x)
     if t is np.ndarray:
-        owner = getattr(x.base, "offload_owner", None)
-        if type(owner) is ManagedBuffer and x.nbytes == owner.nbytes and x.flags.c_contiguous:
-            # A contiguous array as large as its allocation starts at its start (a result as
-            # allocated): its owner's pointer, since ``x.__array_interface__`` costs more than
-            # a microsecond.
-            return owner.ptr
+        owner = whole_block(x)
+        if owner is not None and x.flags.c_contiguous:
+            return owner.ptr  # (``x.__array_interface__`` costs more than a microsecond)
     if isinstance(x, DeviceView):
         return x.ptr
     if t.__name__ == "ndarray" and t.__module__.startswith("cupy"):

@@ -11,7 +11,6 @@ have one, every boundary, against the interpreter, NumPy's ``pad`` and both CPU 
 
 from __future__ import annotations
 
-import importlib.util
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -28,6 +27,7 @@ from offload.acc.graph import compute as compute_graph
 from offload.ir.core import Block, Branch, Function
 from offload.options import CompileOptions
 from tests.acc.fold_reference import InterpBackend, interpret, same_bits
+from tests.scripts import import_path
 
 pytestmark = pytest.mark.cpu
 
@@ -197,11 +197,7 @@ def _generated(reads: list[tuple[int, ...]], weights: list[int]) -> Any:
     name = f"st_{abs(hash(text)):x}"
     path = _GENERATED / f"{name}.py"
     path.write_text(text)
-    spec = importlib.util.spec_from_file_location(name, path)
-    assert spec is not None and spec.loader is not None
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod.fn
+    return import_path(path, name).fn
 
 
 @settings(max_examples=20, deadline=None)

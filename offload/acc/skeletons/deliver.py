@@ -23,7 +23,6 @@ import numpy as np
 
 from offload.acc.base import Context
 from offload.acc.skeletons.build import managed_view, view_over, xp_for
-from offload.runtime.memory import managed_buffer
 
 
 def deliver(ctx: Context, target: str, arr: Any) -> Any:
@@ -57,13 +56,13 @@ def results(
     if not _unified(backend, target) or math.prod(shape) == 0:
         outs = [xp.empty(shape, dt) for dt in dtypes]
         return outs, outs
-    made = backend.allocate(shape, list(dtypes))  # (prefetched to the device)
-    # (the pool's own blocks: their address known, no driver query per array)
-    owners = [managed_buffer(m) for m in made]
-    if any(o is None for o in owners):  # (not managed memory: copied as ever)
+    # (the pool's own blocks, prefetched: their addresses known, no driver query per array)
+    fresh = backend.fresh(shape, list(dtypes))
+    if fresh is None:  # (not managed memory: copied as ever)
         outs = [xp.empty(shape, dt) for dt in dtypes]
         return outs, outs
-    return made, [view_over(xp, m, o.ptr) for m, o in zip(made, owners, strict=True) if o]
+    made, ptrs = fresh
+    return made, [view_over(xp, m, p) for m, p in zip(made, ptrs, strict=True)]
 
 
 def delivered(backend: Any, target: str) -> None:
