@@ -33,6 +33,7 @@ from offload.acc.skeletons.scan_gpu_src import (
 )
 from offload.acc.skeletons.scan_onepass_src import onepass_module, pad
 from offload.acc.skeletons.scan_src import combine_wrapper, fused_kernel, scan_module
+from offload.acc.skeletons.workspace import discard, kept
 from offload.cpu.threads import ThreadChoice, now
 from offload.diagnostics import OffloadError
 
@@ -170,7 +171,8 @@ class ScanJob:
             )  # fmt: skip
 
         key = (self.target, combine, self.dts, len(self.caps), self.right, self.segmented, tb)
-        module: Module = _ONEPASS.get((*key, scan_onepass_src.LOOK_BACK, ONEPASS_PER_SM), make)
+        made = (*key, scan_onepass_src.LOOK_BACK, scan_onepass_src.EPOCHS, ONEPASS_PER_SM)
+        module: Module = _ONEPASS.get(made, make)
         return module
 
     def onepass_module_source(self, tb: int) -> str:
@@ -203,34 +205,44 @@ class ScanJob:
         nch = cdiv(length, GPU_CHUNK)
         tpr = cdiv(nch, tb)
         tiles = rows * tpr
-        xp = xp_for(self.target)
         pads = [pad(dt) for dt in self.dts]
-        state = xp.zeros(tiles + 1, np.int32)  # (each tile's status, then the tile counter)
-        ags = [xp.empty(tiles * p, dt) for p, dt in zip(pads, self.dts, strict=True)]
-        incs = [xp.empty((tiles + 1) * p, dt) for p, dt in zip(pads, self.dts, strict=True)]
-        if seed is not None:
-            seeds = seed
-        elif self.target == "gpu":  # (the kernel's seed argument, unread: any array)
-            seeds = incs
-            frozen = None if self.frozen is None or prefix else self.frozen
-            launch = None if frozen is None else frozen.get((tb, rows, length, has_z))
-            if launch is not None:
-                at = int(state.data.ptr)
-                before: list[Any] = [*xs, *outs]
-                after: list[Any] = [*ags, *incs, *incs]
-                ptrs = [int(a.data.ptr) for a in before] + [at, at + 4 * tiles]
-                launch(*ptrs, *[int(a.data.ptr) for a in after])
-                return []
-        else:  # (the simulator copies every argument back: one that overlaps no other)
-            seeds = [inc[tiles * p : tiles * p + 1] for inc, p in zip(incs, pads, strict=True)]
-        module = self.onepass_module(tb)
-        i64 = np.int64
-        head = (i64(nch), i64(length), i64(GPU_CHUNK), i64(has_z), i64(self.right), i64(tpr))
-        flag = i64(seed is not None)
-        args = (*head, flag, *xs, *zs, *outs, state[:tiles], state[tiles:], *ags, *incs)
-        # (the GPU: a block a tile; the simulator runs its few blocks one after another)
-        blocks = tiles if self.target == "gpu" else min(tiles, SIM_MAX_BLOCKS)
-        module.launch("onepass", tiles, *args, *seeds, *self.caps, blocks=blocks)
+        wkey: tuple[Any, ...] | None = None
+        if seed is None and not prefix:
+            # (kept per stream: the kernel leaves its counters and statuses ready for the
+            # next launch; a seeded row's prefix is read from its own arrays afterwards)
+            spec = ("onepass", tiles, tuple(dt.str for dt in self.dts))
+            wkey, made = kept(self.target, spec, lambda: self._workspace(tiles, pads))
+        else:
+            made = self._workspace(tiles, pads)
+        state, ags, incs = made
+        try:
+            if seed is not None:
+                seeds = seed
+            elif self.target == "gpu":  # (the kernel's seed argument, unread: any array)
+                seeds = incs
+                frozen = None if self.frozen is None or prefix else self.frozen
+                launch = None if frozen is None else frozen.get((tb, rows, length, has_z))
+                if launch is not None:
+                    at = int(state.data.ptr)
+                    before: list[Any] = [*xs, *outs]
+                    after: list[Any] = [*ags, *incs, *incs]
+                    ptrs = [int(a.data.ptr) for a in before] + [at, at + 4 * tiles]
+                    launch(*ptrs, *[int(a.data.ptr) for a in after])
+                    return []
+            else:  # (the simulator copies every argument back: one that overlaps no other)
+                seeds = [inc[tiles * p : tiles * p + 1] for inc, p in zip(incs, pads, strict=True)]
+            module = self.onepass_module(tb)
+            i64 = np.int64
+            head = (i64(nch), i64(length), i64(GPU_CHUNK), i64(has_z), i64(self.right), i64(tpr))
+            flag = i64(seed is not None)
+            args = (*head, flag, *xs, *zs, *outs, state[:tiles], state[tiles:], *ags, *incs)
+            # (the GPU: a block a tile; the simulator runs its few blocks one after another)
+            blocks = tiles if self.target == "gpu" else min(tiles, SIM_MAX_BLOCKS)
+            module.launch("onepass", tiles, *args, *seeds, *self.caps, blocks=blocks)
+        except BaseException:
+            if wkey is not None:
+                discard(wkey)  # (its counters may be left counting)
+            raise
         if self.frozen is not None and self.target == "gpu" and seed is None:
             key = (tb, rows, length, has_z)
             self._freeze(module, key, tiles, (*args, *seeds, *self.caps), blocks)
@@ -238,6 +250,17 @@ class ScanJob:
             return []
         last = [(tiles - 1) * p for p in pads]
         return [inc[k : k + 1] for inc, k in zip(incs, last, strict=True)]
+
+    def _workspace(self, tiles: int, pads: list[int]) -> tuple[Any, list[Any], list[Any]]:
+        """A one-pass launch's statuses and counters (int32: a status a tile, then the
+        tile counter, the finished blocks and the epoch, all zero), tiles' totals and
+        inclusive prefixes (``pad`` elements a tile, a component each; one more prefix:
+        the simulator's unread seed)."""
+        xp = xp_for(self.target)
+        state = xp.zeros(tiles + 3, np.int32)
+        ags = [xp.empty(tiles * p, dt) for p, dt in zip(pads, self.dts, strict=True)]
+        incs = [xp.empty((tiles + 1) * p, dt) for p, dt in zip(pads, self.dts, strict=True)]
+        return state, ags, incs
 
     def _freeze(
         self, module: Module, key: tuple[int, ...], tiles: int, args: tuple[Any, ...], blocks: int

@@ -135,7 +135,7 @@ def test_look_back_combines_a_published_total_with_an_earlier_prefix(
     inc[0] = want[0, TILE - 1]
     ag[p] = ref_scan(f, None, [a[:, TILE : 2 * TILE]])[0][0, -1]
     status = np.array([2, 1, 0], np.int32)
-    ctr = np.array([2], np.int32)
+    ctr = np.array([2, 0, 0], np.int32)  # (tile counter, blocks finished, epoch)
     out = np.zeros((1, n), np.int64)
     i64 = np.int64
     head = (i64(n // 32), i64(n), i64(32), i64(0), i64(0), i64(3), i64(0))  # (no seed)
@@ -168,7 +168,7 @@ def test_float_look_back_gives_the_same_bits_wherever_it_meets_a_prefix(
     def run(status: np.ndarray, ctr: int, ag: np.ndarray, inc: np.ndarray) -> np.ndarray:
         out = np.zeros((1, n), np.float32)
         module.launch(
-            "onepass", 6, *head, a, np.float32(0), out, status, np.array([ctr], np.int32),
+            "onepass", 6, *head, a, np.float32(0), out, status, np.array([ctr, 0, 0], np.int32),
             ag, inc, np.zeros(1, np.float32), blocks=1,
         )  # fmt: skip
         return out

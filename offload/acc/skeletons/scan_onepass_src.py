@@ -44,6 +44,12 @@ WARP = 32
 """Threads of a warp: the look-back's lanes and the span of the first scan of chunk totals."""
 LOOK_BACK = 32
 """Tiles whose status the look-back reads at once (at most a warp's worth)."""
+EPOCHS = 1 << 28
+"""Launches one status array serves before it is zeroed: a tile's status is ``4 * epoch +
+state`` (state 1: its total, 2: its inclusive prefix), so the statuses a launch of an
+earlier epoch left read as "nothing published yet" (below ``4 * epoch + 1``) and need no
+zeroing between launches; the last block of epoch ``EPOCHS - 1`` zeroes them (int32:
+``4 * EPOCHS`` must fit)."""
 
 
 def pad(dt: Dt) -> int:
@@ -145,6 +151,27 @@ def _find(sim: bool, sync_warp: str) -> str:
     )
 
 
+def _finish() -> str:
+    """The block that finishes last (a count of finished blocks in ``ctr[1]``: every
+    block took its last tile number before it counts) sets both counters back to zero and
+    starts the next epoch, zeroing the statuses first where the epochs are spent; so the
+    next launch on the stream finds them as it needs them, without a launch of its own."""
+    return (
+        "if tid == 0:\n"
+        "    if cuda.atomic.add(ctr, 1, 1) == cuda.gridDim.x - 1:\n"
+        "        ctr[0] = 0\n"
+        "        ctr[1] = 0\n"
+        "        e_ = ctr[2] + 1\n"
+        "        if e_ >= EPOCHS:\n"
+        "            q = 0\n"
+        "            while q < tiles:\n"
+        "                status[q] = 0\n"
+        "                q += 1\n"
+        "            e_ = 0\n"
+        "        ctr[2] = e_"
+    )
+
+
 def onepass_module(
     combine_src: str,
     wrapper_src: str,
@@ -159,7 +186,9 @@ def onepass_module(
     ctr, ag.., inc.., seed.., u..)``: the inclusive scan of every row (``scan_src``'s
     virtual rows: ``has_z``, ``rev``) of ``nch`` chunks, ``tpr`` tiles a row, launched
     with ``TB`` threads a block and any number of blocks (each takes tiles until none is
-    left). ``status`` (int32, a tile each) and ``ctr`` (int32, one) start at zero;
+    left). ``status`` (int32, a tile each) holds statuses of epochs before ``ctr[2]``
+    (``EPOCHS``) or zeros; ``ctr`` (int32: the tile counter, the finished blocks, the
+    epoch) starts as ``[0, 0, epoch]`` and is left as ``[0, 0, next epoch]``;
     ``ag<k>``/``inc<k>`` hold ``pad`` elements a tile. With ``sd`` nonzero a row's first
     tile starts from the prefix ``seed<k>[0]`` (a streamed row's previous chunk's) as a
     later tile from its predecessor's. ``sim``: the text for the simulator (a block is
@@ -199,7 +228,7 @@ def onepass_module(
     def publish(arrays: list[str], values: list[str], state: int) -> str:
         return (
             "\n".join(f"{g}[T * {p}] = {x}" for g, p, x in zip(arrays, pads, values, strict=True))
-            + f"\ncuda.threadfence()\ncuda.atomic.max(status, T, {state})"
+            + f"\ncuda.threadfence()\ncuda.atomic.max(status, T, np.int32(ep4 + {state}))"
         )
 
     def load(from_: list[str], kb: str) -> str:
@@ -252,12 +281,12 @@ def onepass_module(
     # same bits whichever predecessor's prefix the walk meets first.
     walk = (
         "kb = kbase - tid\n"
-        "s = np.int32(3)\n"
+        "s = np.int64(3)\n"
         "if tid < LB and kb >= lo:\n"
         + _indent(
-            "s = cuda.atomic.add(status, kb, 0)\n"
-            "while s == 0:\n"
-            "    s = cuda.atomic.add(status, kb, 0)\n"
+            "s = np.int64(cuda.atomic.add(status, kb, 0)) - ep4\n"
+            "while s <= 0:  # (nothing published in this epoch yet)\n"
+            "    s = np.int64(cuda.atomic.add(status, kb, 0)) - ep4\n"
             "cuda.threadfence()\n"
             "if s == 2:\n" + _indent(load(incs, "kb")) + "\nelse:\n" + _indent(load(ags, "kb"))
         )
@@ -361,12 +390,15 @@ def onepass_module(
             "tid = np.int64(cuda.threadIdx.x)",
             "lane = tid & (WARP - 1)",
             "n_ = L - has_z",
+            "ep4 = np.int64(ctr[2]) * 4",
             "while True:",
             _indent(tile),
+            _finish(),
         ]
     )
     params = ["tiles", "nch", "L", "C", "has_z", "rev", "tpr", "sd", *xs, *zs, *os_]
     params += ["status", "ctr", *ags, *incs, *_names("seed", m), *caps]
     kernel = f"def onepass({', '.join(params)}):\n" + _indent(body)
     consts = f"TB = {tb}\nCH = {ch}\nWARP = {WARP}\nLB = {min(LOOK_BACK, WARP, tb)}\n"
+    consts += f"EPOCHS = {EPOCHS}\n"
     return "\n\n".join([consts, combine_src, wrapper_src, kernel]) + "\n"
