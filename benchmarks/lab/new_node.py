@@ -8,7 +8,7 @@ Per size: the median µs a call of ``calls`` calls in a row without a synchronis
 host's time; on the GPU in device mode, while the host is slower than the kernels) for a
 new node and for a kept one, and on the GPU the time of one call between CUDA events
 after a synchronise (what ``scan_bw`` reports). ``--profile N``: cProfile of ``N`` new-node
-calls at the last size, sorted by internal time.
+and kept calls at the last size, the functions whose cumulative time differs most first.
 """
 
 from __future__ import annotations
@@ -79,14 +79,32 @@ def main() -> None:
             row += f"; events new {_time(cp, new, 50):7.2f} kept {_time(cp, kept, 50):7.2f} us"
         print(row, flush=True)
     if args.profile:
+        _profile_diff(new, kept, args.profile, sync)
+
+
+def _profile_diff(
+    new: Callable[[], Any], kept: Callable[[], Any], calls: int, sync: Callable[[], None]
+) -> None:
+    """cProfile of ``calls`` calls of each: the functions whose cumulative time a call
+    differs most between a new node and a kept one (profiled µs, inflated alike)."""
+    per: dict[str, dict[str, float]] = {}
+    for label, fn in (("new", new), ("kept", kept)):
         prof = cProfile.Profile()
         prof.enable()
-        for _ in range(args.profile):
-            new()
+        for _ in range(calls):
+            fn()
         prof.disable()
         sync()
-        pstats.Stats(prof).sort_stats("tottime").print_stats(30)
-
+        stats: Any = pstats.Stats(prof).stats  # (file, line, name) -> (..., cumtime, ...)
+        per[label] = {
+            f"{k[0].rsplit('/', 1)[-1]}:{k[1]}({k[2]})": v[3] / calls * 1e6
+            for k, v in stats.items()
+        }
+    keys = set(per["new"]) | set(per["kept"])
+    rows = sorted(keys, key=lambda k: per["kept"].get(k, 0.0) - per["new"].get(k, 0.0))
+    print("profiled us a call (cumulative): new, kept, function")
+    for k in rows[:40]:
+        print(f"{per['new'].get(k, 0.0):9.2f} {per['kept'].get(k, 0.0):9.2f}  {k}")
 
 if __name__ == "__main__":
     main()
