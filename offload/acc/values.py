@@ -16,6 +16,7 @@ import numpy as np
 
 from offload.delayed import Delayed
 from offload.diagnostics import OffloadError
+from offload.frontend.captures import plain_shape
 from offload.frontend.nodes import ElementLowering, NodePath
 from offload.frontend.values import TupleVal, Val
 
@@ -87,8 +88,8 @@ def lower_items(lo: ElementLowering, value: object, path: NodePath) -> Val:
 def shape_of(x: Any) -> tuple[int, ...]:
     """The shape of a source: an array, a delayed array, or a tuple of them (their
     common shape)."""
-    if type(x) is np.ndarray:
-        fast: tuple[int, ...] = x.shape
+    fast = plain_shape(x)
+    if fast is not None:
         return fast
     if isinstance(x, Delayed):
         return tuple(x.shape)

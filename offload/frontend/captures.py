@@ -178,6 +178,16 @@ def capture_kind(value: object) -> tuple[object, ...]:
     return ("object", t.__module__, t.__qualname__)
 
 
+def plain_shape(value: object) -> tuple[int, ...] | None:
+    """The shape of a NumPy array, or of a CuPy array once ``capture_kind`` has seen one,
+    as it is (a tuple of ints: no conversion); ``None`` for anything else."""
+    t = type(value)
+    if t is np.ndarray or t in _DEVICE_ARRAYS:
+        shape: tuple[int, ...] = value.shape  # type: ignore[attr-defined]
+        return shape
+    return None
+
+
 def capture_type_key(values: Sequence[object]) -> tuple[object, ...]:
     """Key of the capture types a kernel was compiled for (the driver's dispatch key)."""
     return tuple(capture_kind(v) for v in values)

@@ -17,7 +17,7 @@ import numpy as np
 from offload.acc.base import Context
 from offload.acc.combine import ScalarFunction, compile_combine
 from offload.diagnostics import OffloadError, TypeMismatch
-from offload.frontend.captures import is_array
+from offload.frontend.captures import is_array, plain_shape
 from offload.frontend.nodes import ArrayNode
 
 Dt = np.dtype[Any]
@@ -67,6 +67,9 @@ def _typing_view(node: object) -> object:
 
 def source_shape(a: object) -> tuple[int, ...]:
     """The shape of source ``a`` (a tuple's arrays must agree)."""
+    fast = plain_shape(a)
+    if fast is not None:
+        return fast
     if isinstance(a, tuple | list):
         shapes = {source_shape(x) for x in a}
         if len(shapes) != 1:
