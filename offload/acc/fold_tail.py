@@ -83,9 +83,10 @@ def finish(
     """``fold``'s result from the ``partials`` of its stages so far (arrays of shape
     (*rows, p)) and the stages after them (``rest``, not empty), in one launch; ``None``
     where a row of partials is longer than the tail holds in shared memory and its first
-    stage has more partials than the tail reads from global memory itself
-    (``fold_src.GLOBAL_THREADS``: the caller runs another stage first), a component is a
-    bool, or the partials' type would change (``keeps_type``). ``partials`` may be the
+    stage has more partials than the tail reads from global memory itself (a block a
+    partial, ``fold_src.GLOBAL_THREADS``; spread over blocks, ``spread_slab``, as many as
+    a shared buffer holds: the caller runs another stage first), a component is a bool,
+    or the partials' type would change (``keeps_type``). ``partials`` may be the
     fold's own input array (``rest`` its whole tree).
     ``has_z``: ``fold`` has a neutral element (not ``fold1``)."""
     target = target_of(ctx)
@@ -96,16 +97,18 @@ def finish(
         return None  # (shared memory does not hold bools here, as in the scan's tiles)
     sh = shared_values(sum(dt.itemsize for dt in dts))
     from_global = p0 > sh  # (the first stage reads the row from global memory)
-    if from_global and rest[0].p > min(GLOBAL_THREADS, sh):
+    rows = math.prod(lead)
+    g = spread_slab(p0, rest[0], sh) if from_global and rows < SPREAD_ROWS else 0
+    # (a block a partial of the first stage, or, spread, a shared buffer of its partials
+    # for the block that finishes the row)
+    if from_global and rest[0].p > (sh if g else min(GLOBAL_THREADS, sh)):
         return None
     if not keeps_type(fold, dts):
         return None
-    rows = math.prod(lead)
     sf = combine_for(fold.f, dts, "fold's combine function")
     caps = captured(target, sf.captures(), ctx.backend)
     zs = neutral(from_items(fold.z), dts, "fold") if has_z else []
     nlev, nf, levels = _levels(target, tuple(rest))
-    g = spread_slab(p0, rest[0], sh) if from_global and rows < SPREAD_ROWS else 0
     module = _module(target, sf, dts, len(caps), has_z, rest[0].strided, from_global, g > 0)
     if ctx.trace is not None:
         ctx.trace.append((f"fold tail: {rows} row(s), {nlev} stage(s) and the final fold", None))

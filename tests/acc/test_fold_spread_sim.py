@@ -50,6 +50,7 @@ def spread_seen(monkeypatch: Any) -> list[int]:
     ("shape", "which"),
     [
         ((65536,), "sum"),
+        ((70000,), "sum"),  # (1,094 first-stage partials: more than a block's threads)
         ((3, 9001), "sum"),
         ((2, 20000), "fold1 max"),
         ((2, 30000), "float64"),
