@@ -34,7 +34,12 @@ from offload.acc.skeletons.build import (
     xp_for,
 )
 from offload.acc.skeletons.deliver import deliver_to, delivered, results
-from offload.acc.skeletons.fold_src import GLOBAL_THREADS, fold_tail_kernel, shared_values
+from offload.acc.skeletons.fold_src import (
+    GLOBAL_THREADS,
+    SPREAD_SLAB,
+    fold_tail_kernel,
+    shared_values,
+)
 from offload.acc.skeletons.operands import (
     combine_for,
     components,
@@ -117,7 +122,7 @@ def finish(
         target,
         ctx.backend,
         module,
-        (i64(rows), i64(nlev), i64(nf), *levels, *([i64(g)] if g else [])),
+        (i64(rows), i64(nlev), i64(nf), *levels),
         tuple(zs),
         tuple(caps),
         dts,
@@ -212,9 +217,6 @@ SPREAD_ROWS = 128
 """A tail of fewer rows than this spreads its first stage over blocks (``spread_slab``):
 with a block a row, fewer rows than a GPU has multiprocessors (132 on an H100 or H200)
 leave most of them idle while one reads each row."""
-SPREAD_SLAB = 32
-"""Partials a block of the spread first stage folds (a strided slab's rows of 32
-consecutive values: 128 bytes of float32, one coalesced load a warp)."""
 
 
 def spread_slab(n: int, stage: Stage, sh: int) -> int:

@@ -39,7 +39,7 @@ def _tail_ptx(  # noqa: PLR0913
     xs = [np.zeros((2, 3), dt) for dt in dts]
     zs = [dt.type(0) for dt in dts] if has_z else []
     outs = [np.zeros(2, dt) for dt in dts]
-    args = [i, i, i, i, lv, lv, lv, *([i] if spread else []), *xs, *zs, *outs]
+    args = [i, i, i, i, lv, lv, lv, *xs, *zs, *outs]
     if spread:  # (the scratch rows and the counter)
         args += [*(np.zeros((2, 3), dt) for dt in dts), np.zeros(2, np.int32)]
     return kernel_ptx(src, ["ol_comb", "cmb"], "fold_tail", args)

@@ -150,6 +150,41 @@ def _global_part(m: int, caps: list[str], has_z: bool, strided: bool, u: int) ->
     )
 
 
+SPREAD_SLAB = 32
+"""Partials a block of the spread first stage folds (a strided slab's rows of 32
+consecutive values: 128 bytes of float32, one coalesced load a warp). A power of two, a
+constant of the kernel's text: the staging's divisions by it are shifts."""
+SLAB_SHIFT = SPREAD_SLAB.bit_length() - 1
+
+STAGE_UNROLL = 4
+"""Values a thread loads at once where the spread first stage stages its slab (loads at
+clamped indices, stores under their guards: the loads of a batch are in flight together,
+not one memory latency each)."""
+
+
+def _staged_loads(m: int, xs: list[str], index: str, ok: str, total: str) -> str:
+    """``sm<q>[kk] = x<q>[r, <index>]`` where ``<ok>``, for ``kk = tid, tid + nt, ...``
+    below ``total``: ``STAGE_UNROLL`` loads (at ``min(<index>, n - 1)``, always in the
+    row) issued before their guarded stores. ``index`` and ``ok`` are expressions of
+    ``kk``, written with the name ``KK``."""
+    u = STAGE_UNROLL
+    lines: list[str] = []
+    for j in range(u):
+        kk = "kk" if j == 0 else f"kk{j}"
+        if j:
+            lines.append(f"{kk} = kk + {j} * nt")
+        at = index.replace("KK", kk)
+        lines.append(f"e{j} = {at}")
+        lines.append(f"ok{j} = {kk} < {total} and {ok.replace('KK', kk).replace('E', f'e{j}')}")
+        lines += [f"v{j}_{q} = {x}[r, min(e{j}, n - 1)]" for q, x in enumerate(xs)]
+    for j in range(u):
+        kk = "kk" if j == 0 else f"kk{j}"
+        lines.append(
+            f"if ok{j}:\n" + _indent("\n".join(f"sm{q}[{kk}] = v{j}_{q}" for q in range(m)))
+        )
+    return f"kk = tid\nwhile kk < {total}:\n" + _indent("\n".join(lines) + f"\nkk += {u} * nt")
+
+
 def _spread_part(m: int, caps: list[str], has_z: bool, strided: bool) -> str:
     """Partial ``t`` of the first stage from the slab staged in shared memory (``sm``,
     from 0; ``_spread_first``): ``_global_part``'s combines in the same order."""
@@ -157,7 +192,7 @@ def _spread_part(m: int, caps: list[str], has_z: bool, strided: bool) -> str:
         head, first = "kn = (n - t + p - 1) // p", "t - t0"
 
         def at(k: str) -> str:
-            return f"({k}) * g + (t - t0)"
+            return f"(({k}) << {SLAB_SHIFT}) + (t - t0)"
     else:
         head, first = "kn = min(t * c + c, n) - t * c", "(t - t0) * c"
 
@@ -172,20 +207,23 @@ def _spread_part(m: int, caps: list[str], has_z: bool, strided: bool) -> str:
 
 
 def _spread_first(m: int, caps: list[str], has_z: bool, strided: bool) -> str:
-    """The first stage of row ``r``'s slab of partials ``t0 .. t1`` (``g`` a slab): the
+    """The first stage of row ``r``'s slab of partials ``t0 .. t1`` (``SPREAD_SLAB``): the
     values they fold staged in shared memory by every thread (coalesced, all loads in
     flight at once), each partial folded from there into the scratch row ``w<k>[r]``."""
     xs = _names("x", m)
     if strided:
-        copy = "\n".join(f"sm{q}[kk] = {x}[r, e]" for q, x in enumerate(xs))
-        stage = "kk = tid\nkn = (n - t0 + p - 1) // p\nwhile kk < kn * g:\n" + _indent(
-            "k = kk // g\nj = kk - k * g\ne = t0 + j + k * p\n"
-            "if t0 + j < t1 and e < n:\n" + _indent(copy) + "\nkk += nt"
+        # value k of the slab's partial j (from 0) is element t0 + j + k * p, staged at
+        # k * G + j (G = SPREAD_SLAB)
+        stage = "kn = (n - t0 + p - 1) // p\n" + _staged_loads(
+            m,
+            xs,
+            f"t0 + (KK & {SPREAD_SLAB - 1}) + (KK >> {SLAB_SHIFT}) * p",
+            f"t0 + (KK & {SPREAD_SLAB - 1}) < t1 and E < n",
+            f"(kn << {SLAB_SHIFT})",
         )
     else:
-        copy = "\n".join(f"sm{q}[kk] = {x}[r, lo + kk]" for q, x in enumerate(xs))
-        stage = "lo = t0 * c\nhi = min(t1 * c, n)\nkk = tid\nwhile lo + kk < hi:\n" + _indent(
-            copy + "\nkk += nt"
+        stage = "lo = t0 * c\nhi = min(t1 * c, n)\n" + _staged_loads(
+            m, xs, "lo + KK", "True", "(hi - lo)"
         )
     store = "\n".join(f"w{q}[r, t] = acc{q}" for q in range(m))
     return (
@@ -212,10 +250,11 @@ def fold_tail_kernel(
     not on the L2. ``from_global``: the first stage reads the row from global memory
     (a first stage of at most ``GLOBAL_THREADS`` partials, launched with that many
     threads), the later ones shared memory as before. ``spread`` (with ``from_global``):
-    the first stage is cut into slabs of ``g`` partials, a block a slab (``_spread_first``:
-    many multiprocessors read a row, not one), each writing its partials to the scratch
-    row ``w<k>[r]``; the block that finishes a row's last slab (``count[r]``, an atomic
-    counter it resets to 0) runs the later stages and the final fold as above."""
+    the first stage is cut into slabs of ``SPREAD_SLAB`` partials, a block a slab
+    (``_spread_first``: many multiprocessors read a row, not one), each writing its
+    partials to the scratch row ``w<k>[r]``; the block that finishes a row's last slab
+    (``count[r]``, an atomic counter it resets to 0) runs the later stages and the final
+    fold as above."""
     m = len(dts)
     sh = shared_values(sum(dt.itemsize for dt in dts))
     u = global_unroll(sum(dt.itemsize for dt in dts))
@@ -306,12 +345,13 @@ def _spread_kernel(  # noqa: PLR0917  (the parts fold_tail_kernel made)
         "last = cuda.shared.array(1, np.int32)\n"
         "tid = np.int64(cuda.threadIdx.x)\n"
         "nt = np.int64(cuda.blockDim.x)\n"
-        "slabs = (ps[0] + g - 1) // g\n"
+        f"slabs = (ps[0] + {SPREAD_SLAB - 1}) >> {SLAB_SHIFT}\n"
         "w = np.int64(cuda.blockIdx.x)\n"
         "while w < rows * slabs:\n"
         + _indent(
             "n = ns[0]\np = ps[0]\nc = cs[0]\n"  # (the later stages set them)
-            "r = w // slabs\nt0 = (w - r * slabs) * g\nt1 = min(t0 + g, p)\n"
+            f"r = w // slabs\nt0 = (w - r * slabs) << {SLAB_SHIFT}\n"
+            f"t1 = min(t0 + {SPREAD_SLAB}, p)\n"
             + _spread_first(m, caps, has_z, strided)
             + "\ncuda.threadfence()\ncuda.syncthreads()\n"
             "if tid == 0:\n"
@@ -322,6 +362,6 @@ def _spread_kernel(  # noqa: PLR0917  (the parts fold_tail_kernel made)
             + "\ncuda.syncthreads()\nw += np.int64(cuda.gridDim.x)"
         )
     )
-    params = ["items", "rows", "nlev", "nf", "ns", "ps", "cs", "g", *xs]
+    params = ["items", "rows", "nlev", "nf", "ns", "ps", "cs", *xs]
     params += [*(zs if has_z else []), *os_, *ws, "count", *caps]
     return f"def fold_tail({', '.join(params)}):\n" + _indent(body) + "\n"
