@@ -6,7 +6,8 @@ any-strided) on first use. Compiled kernels are cached in-process on the printed
 options.
 
 A ``cpu-par`` kernel is compiled by numba's plain pipeline too, not its parallel one: it is
-a sequential function over a range of tasks (``PARALLEL_FLAGS`` says why and with what),
+a sequential function over a range of tasks (``KERNEL_FLAGS`` says why, and with what
+flags both backends compile),
 which a shared parallel driver runs on numba's threads (``offload.cpu.parallel``).
 """
 
@@ -27,7 +28,7 @@ import numpy as np
 from offload.backend import Launcher, Pinned, PreparedLaunches
 from offload.cpu.diskcache import CpuDiskCache, kernel_key
 from offload.cpu.loopnest import CpuHooks, kernel_function, task_count
-from offload.cpu.parallel import PARALLEL_FLAGS, ForkGuard, flags_compiler
+from offload.cpu.parallel import KERNEL_FLAGS, ForkGuard, flags_compiler
 from offload.cpu.symbols import ensure_int128_helpers
 from offload.cpu.threads import ThreadChoice, now, quiet_threading
 from offload.diagnostics import CompileError, KernelFault, OffloadError, UnsupportedSyntax
@@ -349,9 +350,9 @@ class CpuBackend(PreparedLaunches):
             "fastmath": options.fastmath,
             "nogil": True,
         }
-        extra = tuple(sorted(PARALLEL_FLAGS.items())) if self.parallel else ()
-        compiler = flags_compiler(extra) if extra else None
-        flags_key = f"{options.key()};{sorted(flags.items())}" + (f";{extra}" if extra else "")
+        extra = tuple(sorted(KERNEL_FLAGS.items()))
+        compiler = flags_compiler(extra)
+        flags_key = f"{options.key()};{sorted(flags.items())};{extra}"
         key = kernel_key(src, flags_key, self.name)
         try:
             # From the disk cache's file where there is one (numba then caches the machine

@@ -20,20 +20,23 @@ from typing import Any
 
 from offload.cpu.diskcache import CpuDiskCache, kernel_key
 
-PARALLEL_FLAGS: dict[str, Any] = {"noalias": True}
-"""numba compiler flags of ``cpu-par`` kernels beyond the jit options both backends pass.
+KERNEL_FLAGS: dict[str, Any] = {"noalias": True}
+"""numba compiler flags of every CPU kernel (``cpu-seq`` and ``cpu-par``) beyond the jit
+options, which ``numba.njit`` has no option for (``flags_compiler``).
 
 A ``cpu-par`` kernel is not a ``prange`` kernel: numba's parallel pipeline types,
 simplifies and lowers the element body a second time, as the body of the gufunc it
 outlines (a 9-way ``if``/``elif`` float32 stencil compiled in 2.6 s cold on ``cpu-par``
 against 0.9 s on ``cpu-seq``, docs/ports.md). It is the element body in a sequential loop
 over a range of tasks (``offload.cpu.loopnest``), compiled once by the plain pipeline and
-run on numba's threads by the shared driver below. These flags keep what
-the parallel pipeline gave the body: ``noalias`` on its array arguments, which numba sets
-on a gufunc whose body makes no alias (every offload kernel's), and without which LLVM did
-not vectorise backprojection's element loop (1.8x slower on one thread). It assumes nothing
-new: outputs never overlap the captured arrays (``offload.runtime.overlap``: the driver
-stages an ``out=`` that may), and captured arrays are only read."""
+run on numba's threads by the shared driver below. These flags keep what the parallel
+pipeline gave the body: ``noalias`` on its array arguments, which numba sets on a gufunc
+whose body makes no alias (every offload kernel's), and without which LLVM did not
+vectorise backprojection's element loop (1.8x slower on one thread). ``cpu-seq``'s loop
+nest gets them too (its backprojection took 4.2 ms at quick size against cpu-par's 2.3
+ms on one thread without them). They assume nothing new: outputs never overlap the
+captured arrays (``offload.runtime.overlap``: the driver stages an ``out=`` that may),
+and captured arrays are only read."""
 
 
 DRIVER_VERSION = 1
@@ -87,7 +90,7 @@ def entry_address(dispatcher: Any, argument_types: tuple[Any, ...]) -> int:
 @functools.cache
 def flags_compiler(extra: tuple[tuple[str, Any], ...]) -> Any:
     """numba's standard compiler (a ``pipeline_class``) that also sets the compiler flags
-    ``extra``, which ``numba.njit`` has no option for (``PARALLEL_FLAGS``)."""
+    ``extra``, which ``numba.njit`` has no option for (``KERNEL_FLAGS``)."""
     from numba.core.compiler import Compiler
 
     def define_pipelines(self: Any) -> Any:
