@@ -40,3 +40,32 @@ def test_a_discarded_set_is_made_anew_and_the_cache_is_bounded() -> None:
     for width in range(workspace.KEEP + 5):
         workspace.scratch("gpu-sim", 1, 100 + width, F32)
     assert len(workspace._SETS) <= workspace.KEEP
+
+
+def test_kept_makes_a_set_once_per_spec_and_keeps_specs_apart() -> None:
+    made: list[int] = []
+
+    def make() -> list[int]:
+        made.append(1)
+        return [len(made)]
+
+    key, first = workspace.kept("gpu-sim", ("onepass", 7, ("<f4",)), make)
+    again_key, again = workspace.kept("gpu-sim", ("onepass", 7, ("<f4",)), make)
+    assert again is first and again_key == key and made == [1]
+    _, other = workspace.kept("gpu-sim", ("onepass", 8, ("<f4",)), make)
+    assert other is not first and made == [1, 1]
+    # (a scratch set of the same sizes is another spec)
+    assert workspace.scratch("gpu-sim", 7, 1, F32)[1] is not first
+
+
+def test_plain_shape_is_the_array_shape_or_none() -> None:
+    from offload.frontend.captures import plain_shape
+
+    a = np.zeros((3, 4))
+    assert plain_shape(a) == (3, 4) and plain_shape(a[:, 1]) == (3,)
+
+    class Sub(np.ndarray):  # type: ignore[type-arg]
+        pass
+
+    assert plain_shape(a.view(Sub)) is None  # (a subclass: its own rules)
+    assert plain_shape([1, 2]) is None and plain_shape(3.0) is None
