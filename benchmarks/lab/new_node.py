@@ -106,5 +106,6 @@ def _profile_diff(
     for k in rows[:40]:
         print(f"{per['new'].get(k, 0.0):9.2f} {per['kept'].get(k, 0.0):9.2f}  {k}")
 
+
 if __name__ == "__main__":
     main()
