@@ -8,6 +8,7 @@ holds the nodes and the determinism rules (its docstring); ``offload.stream.scan
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -210,7 +211,7 @@ class ScanJob:
         if seed is None and not prefix:
             # (kept per stream: the kernel leaves its counters and statuses ready for the
             # next launch; a seeded row's prefix is read from its own arrays afterwards)
-            spec = ("onepass", tiles, tuple(dt.str for dt in self.dts))
+            spec = ("onepass", tiles, self._dtype_strs)
             wkey, made = kept(self.target, spec, lambda: self._workspace(tiles, pads))
         else:
             made = self._workspace(tiles, pads)
@@ -250,6 +251,11 @@ class ScanJob:
             return []
         last = [(tiles - 1) * p for p in pads]
         return [inc[k : k + 1] for inc, k in zip(incs, last, strict=True)]
+
+    @cached_property
+    def _dtype_strs(self) -> tuple[str, ...]:
+        """The components' dtypes as strings (a kept workspace's key; made once a job)."""
+        return tuple(dt.str for dt in self.dts)
 
     def _workspace(self, tiles: int, pads: list[int]) -> tuple[Any, list[Any], list[Any]]:
         """A one-pass launch's statuses and counters (int32: a status a tile, then the
