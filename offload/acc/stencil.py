@@ -58,10 +58,10 @@ def _wrap(p: int, n: int) -> int:
 
 
 def _mirror(p: int, n: int) -> int:
-    if n == 1:
-        return 0
-    m = 2 * (n - 1)
-    q = p % m
+    # mirror(p) == mirror(-p), with period m; reflecting first keeps a read near an edge
+    # bounded near it for the range analysis (a streamed chunk's read window)
+    m = max(2 * (n - 1), 1)  # (n == 1: every p reflects to 0)
+    q = abs(p) % m
     return m - q if q >= n else q
 
 
@@ -133,14 +133,17 @@ class _Around(ArrayNode):
         helper_path = (*self.path, ("attr", "fn"))
         pos: list[Any] = []
         inside: list[Any] = []
-        for c, d, n, k in zip(self.centre, idx, dims.items, offsets, strict=True):
+        reads = zip(self.centre, idx, dims.items, offsets, strict=True)
+        for axis, (c, d, n, k) in enumerate(reads):
             if k == 0:
                 pos.append(c)
                 continue
             p = lo.binop("add", c, d)  # type: ignore[arg-type]
-            if isinstance(bound, Constant):
+            if axis == 0 and st.lead is not None:
+                rule: Callable[[int, int], int] = _clamp_hi if k > 0 else _clamp_lo
+            elif isinstance(bound, Constant):
                 inside.append(lo.call(_inside, helper_path, [p, n]))
-                rule: Callable[[int, int], int] = _clamp
+                rule = _clamp
             elif bound == "clamp":
                 rule = _clamp_hi if k > 0 else _clamp_lo
             else:
@@ -171,6 +174,10 @@ class Stencil(Scheduled):
     """``"clamp"``, ``"mirror"``, ``"wrap"`` or a ``Constant``."""
     dims: Item
     """The extents of ``a`` (captured: a new size does not compile again)."""
+    lead: str | None = None
+    """``"clamp"``: the leading axis clamps whatever ``boundary`` is (a streamed chunk's
+    kernel: ``offload.stream.stencils`` computes the rows whose reads cross the leading
+    axis's ends apart); ``None``: every axis follows ``boundary``."""
 
     @property
     def shape(self) -> tuple[int, ...]:  # type: ignore[override]
@@ -184,7 +191,8 @@ class Stencil(Scheduled):
 
     def static_key(self) -> tuple[object, ...]:
         b = self.boundary
-        return ("stencil", ("constant", items_key(b.value)) if isinstance(b, Constant) else b)
+        bound = ("constant", items_key(b.value)) if isinstance(b, Constant) else b
+        return ("stencil", bound) if self.lead is None else ("stencil", bound, self.lead)
 
     def materialised_sources(self) -> tuple[str, ...]:
         return ("a",)  # each element is read by several neighbours: computed once

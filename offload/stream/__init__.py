@@ -17,7 +17,8 @@ NumPy arrays, equal bit for bit to the unstreamed ones.
 reduced on the device, into the partials of the unstreamed reduction tree, with the same
 bits (``offload.stream.collectives``); so do the scans (``offload.stream.scans``: a
 vector's through the unstreamed reduce-then-scan tree, in two passes), ``permute``,
-``scatter`` and ``filter`` (``offload.stream.reorder``). A sequence of arrays -- a file
+``scatter`` and ``filter`` (``offload.stream.reorder``), and ``stencil``
+(``offload.stream.stencils``: an element function with a halo). A sequence of arrays -- a file
 read a block at a time -- is folded by ``fold_seq`` (``offload.stream.sequence``). Other
 trees holding collectives are not streamed (``StreamUnsupported`` where they exceed the
 limit; ``offload.stream.trees`` says which is which).
@@ -117,7 +118,7 @@ def compute_g(shape: Any, fn: Any = None, *, dtype: Any = None, rows: int | None
     """``ol.compute_g`` always streamed: the result in chunks of rows (``rows`` per chunk,
     else the largest that fits the budget; see the module docstring). Returns host NumPy
     arrays equal bit for bit to ``ol.compute_g``'s. A ``fold``/``fold_all``, scan,
-    permute or filter tree streams its source (``rows``: rows of the source per chunk,
+    permute, filter or stencil tree streams its source (``rows``: rows of the source per chunk,
     rounded up to what its tree allows); another tree holding collectives raises
     ``StreamUnsupported``."""
     try:

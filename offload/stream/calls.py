@@ -27,7 +27,7 @@ from offload.stream.device import (
 from offload.stream.execute import Reduce, run_gpu, run_host
 from offload.stream.plan import Plan, plan_chunks
 from offload.stream.progress import Progress
-from offload.stream.window import ReadWindows, WindowedFunction
+from offload.stream.window import ReadWindows, WindowedFunction, integer_scalars
 
 
 @dataclass(frozen=True)
@@ -61,7 +61,7 @@ def plan_of(
 ) -> Plan:
     """The chunks of a compiled streamed function over ``shape`` under the budget."""
     wf = made.wf
-    reads = ReadWindows(made.ir, cache.extents(wf, values))
+    reads = ReadWindows(made.ir, cache.extents(wf, values), integer_scalars(values))
     dtypes = [t.dtype for t in wf.fn.result_types]
     gpu = backend_name != "gpu-sim"
     rate = None

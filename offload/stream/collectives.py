@@ -68,7 +68,7 @@ from offload.stream.plan import Plan
 
 COVERED = (
     "streaming covers compute_g of fold and fold_all (with a neutral element z), of the "
-    "scans (not scanl_seg of a vector), of permute, scatter and filter, whose "
+    "scans (not scanl_seg of a vector), of permute, scatter, filter and stencil, whose "
     "source is an element tree over host arrays (map, zip_with, from_function, ...) or a "
     "host array"
 )

@@ -1,19 +1,21 @@
 """Which streamed collective a ``compute_g`` tree is, and the dispatch to it: a fold
 (``offload.stream.collectives``), a scan (``offload.stream.scans``), a permute or scatter,
-or a filter (``offload.stream.reorder``). Anything else holding a collective is not
-streamed: ``StreamUnsupported`` where it exceeds the budget."""
+or a filter (``offload.stream.reorder``), a stencil (``offload.stream.stencils``).
+Anything else holding a collective is not streamed: ``StreamUnsupported`` where it
+exceeds the budget."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from offload.stream import collectives, reorder, scans
+from offload.stream import collectives, reorder, scans, stencils
 from offload.stream.collectives import StreamedFold, StreamUnsupported, host_bytes
 from offload.stream.plan import Plan
 from offload.stream.reorder import StreamedFilter, StreamedPermute
 from offload.stream.scans import StreamedScan
+from offload.stream.stencils import StreamedStencil
 
-Streamed = StreamedFold | StreamedScan | StreamedPermute | StreamedFilter
+Streamed = StreamedFold | StreamedScan | StreamedPermute | StreamedFilter | StreamedStencil
 
 
 def recognise(root: object) -> Streamed:
@@ -21,6 +23,8 @@ def recognise(root: object) -> Streamed:
     found: Streamed | None = scans.recognise(root)
     if found is None:
         found = reorder.recognise(root)
+    if found is None:
+        found = stencils.recognise(root)
     return found if found is not None else collectives.recognise(root)
 
 
@@ -38,6 +42,8 @@ def need(st: Streamed) -> int:
         return collectives.need(st)
     if isinstance(st, StreamedScan):
         return scans.need(st)
+    if isinstance(st, StreamedStencil):
+        return stencils.need(st)
     return reorder.need(st)
 
 
@@ -48,6 +54,8 @@ def plan(root: object, rows: int | None = None) -> Plan:
         return collectives.plan(root, rows)
     if isinstance(st, StreamedScan):
         return scans.plan(st, rows)
+    if isinstance(st, StreamedStencil):
+        return stencils.plan(st, rows)
     return reorder.plan(st, rows)
 
 
@@ -57,6 +65,8 @@ def run(st: Streamed, dtype: Any = None, rows: int | None = None) -> Any:
         return collectives.run(st, dtype, rows)
     if isinstance(st, StreamedScan):
         return scans.run(st, dtype, rows)
+    if isinstance(st, StreamedStencil):
+        return stencils.run(st, dtype, rows)
     return reorder.run(st, dtype, rows)
 
 

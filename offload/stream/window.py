@@ -28,12 +28,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from offload.analysis.ranges import RangeFacts
 from offload.diagnostics import Span
 from offload.ir.clone import clone_function
 from offload.ir.core import Capture, Function, Op, Value
 from offload.ir.ops import Opcode
-from offload.ir.types import INDEX, ArrayType
+from offload.ir.types import INDEX, ArrayType, ScalarType
 from offload.opt.util import replace_uses
 
 Window = tuple[tuple[int, int], ...]
@@ -145,9 +147,17 @@ class ReadWindows:
     ``fn`` is optimised IR; ``extents[k]`` is the shape of captured array ``k``. Each call of
     ``of`` runs the range analysis once over a probe copy of ``fn`` (a few milliseconds):
     the probe's index parameter ``k`` is ``lo_k + min(p_k, n_k - 1)`` with the block's
-    constants, and its ``shape`` reads are constants."""
+    constants, and its ``shape`` reads are constants. ``scalars`` (capture position ->
+    value) are the captured integers of the call the windows are for: the probe reads them
+    as constants (``x[min(i + 1, n - 1)]`` with a captured ``n``, a stencil's clamp at the
+    array's captured extent), so its windows hold for those values only."""
 
-    def __init__(self, fn: Function, extents: dict[int, tuple[int, ...]]) -> None:
+    def __init__(
+        self,
+        fn: Function,
+        extents: dict[int, tuple[int, ...]],
+        scalars: dict[int, int] | None = None,
+    ) -> None:
         self.extents = extents
         probe = clone_function(fn)
         self._probe = probe
@@ -180,10 +190,16 @@ class ReadWindows:
             mapping[index] = shifted.result
             self._starts.append(start)
             self._lasts.append(last)
+        fixed: list[Op] = []
+        for k, value in (scalars or {}).items():
+            param = params[k]
+            if isinstance(param.type, ScalarType) and param.type.is_int:
+                fixed.append(Op(Opcode.CONST, [], Value(param.type), {"value": int(value)}))
+                mapping[param] = fixed[-1].result
         replace_uses(probe, mapping)
         for op, index in zip(head[2::4], probe.index_params, strict=True):
             op.operands[0] = index
-        probe.entry.ops = head + probe.entry.ops
+        probe.entry.ops = head + fixed + probe.entry.ops
         self._blocks = {id(op): b for b in probe.blocks for op in b.ops}
 
     def of(self, block: Block) -> tuple[dict[int, Window], list[Unbounded]]:
@@ -218,6 +234,16 @@ class ReadWindows:
                 for h, n in zip(axes, self.extents[k], strict=True)
             )
         return windows, unbounded
+
+
+def integer_scalars(values: Sequence[Any]) -> dict[int, int]:
+    """Capture position -> value of the captured integers (not bools) among ``values``:
+    ``ReadWindows``'s ``scalars``."""
+    return {
+        k: int(v)
+        for k, v in enumerate(values)
+        if isinstance(v, int | np.integer) and not isinstance(v, bool | np.bool_)
+    }
 
 
 def window_bytes(window: Window, itemsize: int) -> int:

@@ -14,7 +14,7 @@ from offload.ir.interp import compute
 from offload.lowering import check_and_lower
 from offload.options import CompileOptions
 from offload.stream.plan import DoesNotFit, plan_chunks
-from offload.stream.window import GridWindows, ReadWindows, cut, windowed
+from offload.stream.window import GridWindows, ReadWindows, cut, integer_scalars, windowed
 
 pytestmark = pytest.mark.unit
 
@@ -104,6 +104,24 @@ def test_offset_reads_get_a_window_with_their_halo():
     assert reads.of(((5, 10),))[0][k] == ((4, 11),)
     assert reads.of(((0, 4),))[0][k] == ((0, 5),)  # no halo before row 0
     assert reads.of(((20, 23),))[0][k] == ((19, 23),)  # nor after the last
+
+
+def _clamped_at(n):
+    def clamped_at(i):
+        return X[min(i + 1, n - 1)] - X[max(i - 2, 0)]
+
+    return clamped_at
+
+
+def test_captured_integers_are_constants_of_the_call_the_windows_are_for():
+    """``n`` is a capture (a new ``n`` compiles nothing again): unknown, ``min(i + 1, n -
+    1)`` is not bounded below; given the call's value, the window is the block's halo."""
+    ir, values = _prepared(_clamped_at(23), 1)
+    k = next(k for k, v in enumerate(values) if v is X)
+    scalars = integer_scalars(values)
+    assert list(scalars.values()) == [23]
+    assert ReadWindows(ir, {k: X.shape}).of(((12, 15),))[0][k][0][0] == 0
+    assert ReadWindows(ir, {k: X.shape}, scalars).of(((12, 15),))[0][k] == ((10, 16),)
 
 
 def test_a_gather_is_unbounded_and_reads_the_whole_array():
