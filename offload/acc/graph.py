@@ -144,7 +144,7 @@ class Scheduler:
                         srcs[attr] = self.materialise(
                             srcs[attr], f"source {attr} of {type(node).__name__}"
                         )
-            out = _rebuild(node, srcs)
+            out = rebuild(node, srcs)
             if kind(out) == SCHEDULED:
                 assert isinstance(out, Scheduled)
                 expanded = out.expand(self._ctx_for(node))
@@ -214,7 +214,7 @@ def _collective_result(result: Any) -> object:
     return as_arrays_source(result)
 
 
-def _rebuild(node: ArrayNode, srcs: dict[str, object]) -> ArrayNode:
+def rebuild(node: ArrayNode, srcs: dict[str, object]) -> ArrayNode:
     """``node`` with its sources replaced (the same object where none changed)."""
     changed = {a: s for a, s in srcs.items() if s is not getattr(node, a)}
     if not changed:

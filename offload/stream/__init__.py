@@ -43,9 +43,9 @@ from offload.delayed import Delayed
 from offload.diagnostics import OffloadError
 from offload.runtime.staging import PINNED
 from offload.stream import compiled as cache
-from offload.stream import trees
+from offload.stream import composite, trees
 from offload.stream.calls import Prepared, execute, plan_of, prepare, run
-from offload.stream.collectives import StreamUnsupported
+from offload.stream.collectives import StreamUnsupported, host_bytes
 from offload.stream.device import device_backend, device_budget, stream_backend_name
 from offload.stream.fold import SPLIT_EVERY, BlockFold, SequentialFold, combine_tree
 from offload.stream.plan import DoesNotFit, Plan
@@ -123,7 +123,10 @@ def compute_g(shape: Any, fn: Any = None, *, dtype: Any = None, rows: int | None
     ``StreamUnsupported``."""
     try:
         if fn is None and needs_scheduler(shape):
-            return trees.run(trees.recognise(shape), dtype, rows)
+            st = trees.covered(shape)
+            if st is None:  # (several streamed parts, or work after one)
+                return composite.run(shape, dtype, limit=None, rows=rows)
+            return trees.run(st, dtype, rows)
         shape, target = split_target(shape, fn)
         return run(target, shape, dtype, rows=rows)
     except OffloadError as err:
@@ -140,7 +143,12 @@ def maybe_stream(shape_or_delayed: Any, fn: Any, dtype: Any) -> Any:
     if limit is None:
         return None
     if fn is None and needs_scheduler(shape_or_delayed):
-        return trees.maybe_stream(shape_or_delayed, dtype, limit)
+        st = trees.covered(shape_or_delayed)
+        if st is not None:
+            return trees.maybe_stream(st, dtype, limit)
+        if host_bytes(shape_or_delayed) <= limit:
+            return None
+        return composite.run(shape_or_delayed, dtype, limit=limit)  # (part by part)
     shape, target = split_target(shape_or_delayed, fn)
     if not shape:
         return None
@@ -162,7 +170,13 @@ def stream_on_memory_error(shape_or_delayed: Any, fn: Any, dtype: Any) -> Any:
     where the call cannot be streamed."""
     if fn is None and needs_scheduler(shape_or_delayed):
         st = trees.covered(shape_or_delayed)
-        return None if st is None else trees.run(st, dtype)
+        if st is not None:
+            return trees.run(st, dtype)
+        try:
+            budget = device_budget(stream_backend_name())
+            return composite.run(shape_or_delayed, dtype, limit=budget)
+        except StreamUnsupported:
+            return None
     shape, target = split_target(shape_or_delayed, fn)
     if not shape:
         return None

@@ -70,7 +70,7 @@ COVERED = (
     "streaming covers compute_g of fold and fold_all (with a neutral element z), of the "
     "scans (not scanl_seg of a vector), of permute, scatter, filter and stencil, whose "
     "source is an element tree over host arrays (map, zip_with, from_function, ...) or a "
-    "host array"
+    "host array, and trees of these (work after one, one over another)"
 )
 
 PARTIAL_BYTES = 8

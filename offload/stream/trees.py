@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from offload.stream import collectives, reorder, scans, stencils
-from offload.stream.collectives import StreamedFold, StreamUnsupported, host_bytes
+from offload.stream.collectives import StreamedFold, StreamUnsupported
 from offload.stream.plan import Plan
 from offload.stream.reorder import StreamedFilter, StreamedPermute
 from offload.stream.scans import StreamedScan
@@ -70,22 +70,9 @@ def run(st: Streamed, dtype: Any = None, rows: int | None = None) -> Any:
     return reorder.run(st, dtype, rows)
 
 
-def maybe_stream(root: object, dtype: Any, limit: int) -> Any:
-    """``compute_g(root)`` streamed where the host arrays it reads and its result exceed
-    ``limit`` bytes, else ``None`` (it runs unstreamed); ``StreamUnsupported`` where they
-    exceed it and streaming does not cover ``root``."""
-    try:
-        st = recognise(root)
-    except StreamUnsupported as err:
-        total = host_bytes(root)
-        if total <= limit:
-            return None
-        raise StreamUnsupported.at(
-            f"{err.diagnostics[0].message}, and the host arrays it reads ({total} bytes) "
-            f"exceed ol.config.device_memory_limit ({limit} bytes)",
-            None,
-            hint=err.diagnostics[0].hint,
-        ) from None
+def maybe_stream(st: Streamed, dtype: Any, limit: int) -> Any:
+    """``compute_g`` of the tree ``st`` streamed where the device bytes it would take
+    unstreamed exceed ``limit``, else ``None`` (it runs unstreamed)."""
     if need(st) <= limit:
         return None
     return run(st, dtype)

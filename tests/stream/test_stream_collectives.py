@@ -240,16 +240,28 @@ def _shared(node):
 
 
 UNSUPPORTED = {
-    "map-of-a-scan": (lambda: ol.map(scaled, _scan(X200)), "a Map, over a Scan"),
-    "fold-of-a-scan": (lambda: ol.fold_all(add, 0.0, _scan(X200)), "source holds a Scan"),
     "fold1": (lambda: ol.fold1(add, X200), "fold1"),
     "fold_all-of-wide-tuples": (
         lambda: ol.fold_all(add5, (0.0,) * 5, (X200,) * 5),
         "fold_all of nested tuples or of more than 4 components",
     ),
-    "map-of-a-fold": (lambda: ol.map(scaled, ol.fold(add, 0.0, M)), "a Map, over a Fold"),
-    "shared-work": (lambda: _shared(ol.map(scaled, X200)), "used twice (shared work)"),
+    "map-of-a-fold1": (lambda: ol.map(scaled, ol.fold1(add, M)), "fold1"),
 }
+
+PART_BY_PART = {  # (offload.stream.composite; more in test_stream_composite.py)
+    "map-of-a-scan": lambda: ol.map(scaled, _scan(M)),
+    "fold-of-a-scan": lambda: ol.fold_all(add, 0.0, _scan(M)),
+    "map-of-a-fold": lambda: ol.map(scaled, ol.fold(add, 0.0, M)),
+    "shared-work": lambda: ol.fold(add, 0.0, _shared(ol.map(scaled, M))),
+}
+
+
+@sim
+@pytest.mark.parametrize("make", PART_BY_PART.values(), ids=PART_BY_PART.keys())
+def test_a_tree_of_several_parts_streams_part_by_part_over_the_limit(make):
+    want = np.asarray(ol.compute_g(make())).tobytes()
+    ol.config.device_memory_limit = 4000  # (M: 12000 bytes; X200: 800)
+    assert np.asarray(ol.compute_g(make())).tobytes() == want
 
 
 @sim
@@ -293,9 +305,17 @@ def test_a_fold_refused_with_memory_error_is_streamed_in_the_free_memory(streame
 
 
 @sim
-def test_a_tree_refused_with_memory_error_that_cannot_stream_raises_it():
+def test_a_tree_refused_with_memory_error_is_computed_part_by_part():
+    tree = ol.map(scaled, _scan(X200))
+    want = np.asarray(ol.compute_g(tree)).tobytes()
+    assert stream.compute_tree(_gpu_context(), tree, None, _refused).tobytes() == want
+
+
+@sim
+def test_a_tree_refused_with_memory_error_that_cannot_stream_raises_it(monkeypatch):
+    monkeypatch.setattr(stream, "device_budget", lambda name: 500)  # (the free memory)
     with pytest.raises(MemoryError, match="no room"):
-        stream.compute_tree(_gpu_context(), ol.map(scaled, _scan(X200)), None, _refused)
+        stream.compute_tree(_gpu_context(), ol.map(scaled, ol.fold1(add, M)), None, _refused)
 
 
 # The GPU's pipeline over the stand-in CuPy (tests/stream/fake_cupy.py): the carry's
