@@ -2,11 +2,12 @@
 given sizes, for a profiler to time one by one (GPU only):
 
     ncu --metrics gpu__time_duration.sum --csv python -m benchmarks.lab.tail_probe \
-        [--sizes 16,20] [--calls 10]
+        [--sizes 16,20] [--calls 10] [--unroll K]
 
 Each size: a warm-up call of each (compiles, fills the pools), then ``calls`` calls of
 each, synchronised at the end. ``--summary FILE`` reads such an ``ncu --csv`` log and
-prints the median duration (µs) of each kernel name.
+prints the median duration (µs) of each kernel name. ``--unroll K`` sets the tail's loads
+in flight (``fold_src.STAGE_UNROLL``) for an A/B; each size prints its sum's bits.
 """
 
 from __future__ import annotations
@@ -43,6 +44,9 @@ def main() -> None:
     ap.add_argument("--sizes", default="16,20")
     ap.add_argument("--calls", type=int, default=10)
     ap.add_argument("--summary", default=None)
+    ap.add_argument(
+        "--unroll", type=int, default=None, help="the tail's staged loads in flight (A/B)"
+    )
     args = ap.parse_args()
     if args.summary:
         _summary(args.summary)
@@ -50,6 +54,11 @@ def main() -> None:
     import cupy as cp
 
     import offload as ol
+
+    if args.unroll is not None:  # (read when the tail's source is made: before any call)
+        from offload.acc.skeletons import fold_src
+
+        fold_src.STAGE_UNROLL = args.unroll
 
     ol.config.memory = "device"
     for e in (int(s) for s in args.sizes.split(",")):
@@ -63,6 +72,8 @@ def main() -> None:
         for _ in range(args.calls):
             cp.sum(x)
         cp.cuda.Device().synchronize()
+        got = ol.compute_g(node)
+        print(f"2^{e}: sum {float(got):.9g} ({np.asarray(got.get()).tobytes().hex()})")
 
 
 if __name__ == "__main__":

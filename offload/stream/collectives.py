@@ -30,11 +30,12 @@ chunks. Scans, permutes and filters stream in ``offload.stream.scans`` and
 ``offload.stream.reorder`` (``offload.stream.trees`` picks the module); this one also
 holds what they share (``producer_of``, ``device_context``, ``cast``, ``to_host``, the
 error); ``offload.stream.carry`` carries a ``fold_all``'s partials (numbers, or flat
-tuples of up to four: an array a component). Other trees (``fold1``, a fold whose source
-holds a collective or shared work, a ``fold_all`` of nested or wider tuples, work after a
-collective) are not streamed: their ``compute_g``
-raises ``StreamUnsupported`` where the host arrays they read exceed
-``ol.config.device_memory_limit``, and runs unstreamed otherwise.
+tuples of up to four: an array a component). A ``fold1`` streams as a fold does: each
+partial starts from its first element in the stage's kernel, as unstreamed. A
+``fold_all`` of nested or wider tuples is not streamed: its ``compute_g`` raises
+``StreamUnsupported`` where the host arrays it reads exceed
+``ol.config.device_memory_limit``, and runs unstreamed otherwise (a fold whose source holds
+a collective or shared work, or work after one: ``offload.stream.composite``).
 """
 
 from __future__ import annotations
@@ -67,7 +68,7 @@ from offload.stream.device import device_budget, stream_backend, stream_backend_
 from offload.stream.plan import Plan
 
 COVERED = (
-    "streaming covers compute_g of fold and fold_all (with a neutral element z), of the "
+    "streaming covers compute_g of fold, fold1 and fold_all, of the "
     "scans (not scanl_seg of a vector), of permute, scatter, filter and stencil, whose "
     "source is an element tree over host arrays (map, zip_with, from_function, ...) or a "
     "host array, and trees of these (work after one, one over another)"
@@ -114,8 +115,6 @@ def recognise(root: object) -> StreamedFold:
         if isinstance(root, ArrayNode) and not isinstance(root, Scheduled | Collective):
             raise unsupported(f"its root is {_what(root)}, over {_inner(root)}")
         raise unsupported(f"its root is {_what(root)}")
-    if root.z is NO_Z:
-        raise unsupported("it is a fold1 (a fold without a neutral element)")
     source = root.a
     whole = len(shape_of(source)) == 1
     if whole and isinstance(source, Reshape):

@@ -18,8 +18,8 @@ Every part reads the values the unstreamed call's part reads and each computes t
 its unstreamed bits (the streamed collectives keep their trees), so the result is the
 unstreamed call's, bit for bit. The cost is a round trip through host memory for each
 intermediate result (the unstreamed call keeps them on the device). A part streaming
-does not cover and that exceeds the budget (a ``fold1``) raises ``StreamUnsupported``
-naming it.
+does not cover and that exceeds the budget (a ``scanl_seg`` of a vector) raises
+``StreamUnsupported`` naming it.
 """
 
 from __future__ import annotations

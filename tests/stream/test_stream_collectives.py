@@ -189,6 +189,29 @@ def test_a_streamed_fold_of_short_rows_without_a_tree(streamed_folds):
     _streamed_equals_unstreamed(tree, 3000, streamed_folds, chunks=2)
 
 
+FOLD1S = {  # (no neutral element: each partial starts from its first element)
+    "sum-two-stages": (lambda: ol.fold1(add, ol.map(scaled, X4097)), 12000),
+    "max-first-nan": (lambda: ol.fold1(biggest, ol.map(lambda v: v * 2.0, WITH_NAN)), 2400),
+    "no-stage": (lambda: ol.fold1(add, X200[:40]), 120),
+    "rows": (lambda: ol.fold1(add, ol.map(scaled, M)), 9000),
+    "short-rows": (lambda: ol.fold1(biggest, M_SHORT), 3000),
+}
+
+
+@sim
+@pytest.mark.parametrize("case", FOLD1S.values(), ids=FOLD1S.keys())
+def test_a_streamed_fold1_has_the_unstreamed_bits(case, streamed_folds):
+    make, limit = case
+    tree = make()
+    _streamed_equals_unstreamed(tree, limit, streamed_folds, chunks=2)
+
+
+@sim
+def test_a_streamed_fold1_of_an_empty_axis_is_the_unstreamed_error():
+    with pytest.raises(ValueError, match="fold1 of an empty axis"):
+        stream.compute_g(ol.fold1(add, X200[:0]), rows=3)
+
+
 @sim
 def test_a_streamed_fold_of_rows_of_tuples(streamed_folds):
     def sum_and_max(a, b):
@@ -239,13 +262,18 @@ def _shared(node):
     return ol.zip_with(add, node, node)
 
 
+SEGS = np.array([50, 0, 150])
+
 UNSUPPORTED = {
-    "fold1": (lambda: ol.fold1(add, X200), "fold1"),
+    "scanl_seg-of-a-vector": (lambda: ol.scanl_seg(add, 0.0, X200, SEGS), "of a vector"),
     "fold_all-of-wide-tuples": (
         lambda: ol.fold_all(add5, (0.0,) * 5, (X200,) * 5),
         "fold_all of nested tuples or of more than 4 components",
     ),
-    "map-of-a-fold1": (lambda: ol.map(scaled, ol.fold1(add, M)), "fold1"),
+    "map-of-a-scanl_seg": (
+        lambda: ol.map(scaled, ol.scanl_seg(add, 0.0, X200, SEGS)),
+        "scanl_seg of a vector",
+    ),
 }
 
 PART_BY_PART = {  # (offload.stream.composite; more in test_stream_composite.py)
@@ -274,7 +302,7 @@ def test_a_tree_streaming_does_not_cover_is_a_clear_error_over_the_limit(case):
     text = str(err.value)
     assert "streaming does not cover this tree" in text and why in text
     assert "exceed ol.config.device_memory_limit (500 bytes)" in text
-    assert "hint: streaming covers compute_g of fold and fold_all" in text
+    assert "hint: streaming covers compute_g of fold, fold1 and fold_all" in text
     with pytest.raises(collectives.StreamUnsupported):
         stream.compute_g(make())
 
@@ -315,7 +343,8 @@ def test_a_tree_refused_with_memory_error_is_computed_part_by_part():
 def test_a_tree_refused_with_memory_error_that_cannot_stream_raises_it(monkeypatch):
     monkeypatch.setattr(stream, "device_budget", lambda name: 500)  # (the free memory)
     with pytest.raises(MemoryError, match="no room"):
-        stream.compute_tree(_gpu_context(), ol.map(scaled, ol.fold1(add, M)), None, _refused)
+        tree = ol.map(scaled, ol.scanl_seg(add, 0.0, X200, SEGS))
+        stream.compute_tree(_gpu_context(), tree, None, _refused)
 
 
 # The GPU's pipeline over the stand-in CuPy (tests/stream/fake_cupy.py): the carry's

@@ -18,6 +18,7 @@ RNG = np.random.default_rng(37)
 X = RNG.standard_normal((120, 50))
 V = RNG.standard_normal(12000).astype(np.float32)
 LIMIT = 30000  # bytes: X is 48000, V 48000
+SEGS = np.array([5000, 0, 7000])
 
 
 def add(a, b):
@@ -80,9 +81,9 @@ def test_a_cast_applies_to_the_root():
 
 @sim
 def test_a_part_streaming_does_not_cover_is_named_with_its_size():
-    tree = ol.map(lambda v: v + 1.0, ol.fold1(add, ol.scanl1(add, X)))
+    tree = ol.map(lambda v: v + 1.0, ol.scanl_seg(add, 0.0, ol.scanl1(add, V), SEGS))
     ol.config.device_memory_limit = LIMIT
-    with pytest.raises(StreamUnsupported, match=r"it is a fold1 .*\(48960 bytes\) exceed"):
+    with pytest.raises(StreamUnsupported, match=r"scanl_seg of a vector .*\(96036 bytes\) exceed"):
         ol.compute_g(tree)
 
 
