@@ -69,7 +69,7 @@ from offload.stream.plan import Plan
 
 COVERED = (
     "streaming covers compute_g of fold, fold1 and fold_all, of the "
-    "scans (not scanl_seg of a vector), of permute, scatter, filter and stencil, whose "
+    "scans, of permute, scatter, filter and stencil, whose "
     "source is an element tree over host arrays (map, zip_with, from_function, ...) or a "
     "host array, and trees of these (work after one, one over another)"
 )

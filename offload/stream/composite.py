@@ -8,7 +8,8 @@ part needs more device memory than the budget:
 * a collective or stencil whose sources are now element trees over host arrays is one
   that streaming covers (``offload.stream.trees``): it is computed streamed where its
   inputs and result exceed the budget, else unstreamed on the device, and its result
-  comes back to the host as the array its consumers read;
+  comes back to the host as the array its consumers read (each item of a ``_total``
+  scan's pair that the tree reads is a part of its own: the scan runs once for each);
 * an element node used twice that is not ``trivial`` is computed once into host arrays
   (streamed where it exceeds the budget), as the scheduler materialises it on the device;
 * what is left of the root -- an element tree over host arrays -- is computed streamed or
@@ -18,7 +19,7 @@ Every part reads the values the unstreamed call's part reads and each computes t
 its unstreamed bits (the streamed collectives keep their trees), so the result is the
 unstreamed call's, bit for bit. The cost is a round trip through host memory for each
 intermediate result (the unstreamed call keeps them on the device). A part streaming
-does not cover and that exceeds the budget (a ``scanl_seg`` of a vector) raises
+does not cover and that exceeds the budget (a permute of a source of rank 4) raises
 ``StreamUnsupported`` naming it.
 """
 

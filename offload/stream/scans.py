@@ -45,11 +45,14 @@ chunk (the result may exceed the budget too).
   Computing the producer twice costs a second pass over its inputs (a scan reads its
   source twice on the device anyway). ``scanl1_seg`` of a vector is the same tree over
   (head flag, element) pairs: the flags (bytes, from the segment lengths, on the host)
-  are cut and copied with each chunk (so too in the one pass). ``scanl_seg`` of a vector
-  is not streamed
-  (``StreamUnsupported``): the neutral element it puts before each segment shifts the
-  virtual sequence against the source by the number of segments so far, so no cut of
-  the source's axis keeps the tree's chunk boundaries.
+  are cut and copied with each chunk (so too in the one pass).
+* ``scanl_seg`` of a vector: its virtual sequence puts ``z`` before each segment, which
+  shifts it against the source by the number of segments so far, so no cut of the
+  source's axis keeps the tree's boundaries. The sequence is made on the host instead
+  (``with_neutrals``: the producer computed there, ``z`` inserted) and streamed as the
+  ``scanl1_seg`` of segments one longer, which is the same sequence, tiles and combines:
+  the unstreamed bits, for a host copy of the source. Where ``z``'s type is not the
+  source's (the combine would see other operand types) it is not streamed.
 """
 
 from __future__ import annotations
@@ -61,7 +64,7 @@ from typing import Any
 import numpy as np
 
 from offload.acc.nodes import Leaf, as_source
-from offload.acc.scan import Part, Scan
+from offload.acc.scan import Part, Scan, scanl1_seg
 from offload.acc.scan_job import GPU_CHUNK, ScanJob, chunk_size, onepass_block
 from offload.acc.skeletons.build import captured, cdiv, xp_for
 from offload.acc.skeletons.operands import (
@@ -72,7 +75,7 @@ from offload.acc.skeletons.operands import (
     target_of,
 )
 from offload.acc.skeletons.segments import segment_layout
-from offload.acc.values import shape_of
+from offload.acc.values import from_items, shape_of
 from offload.config import config
 from offload.frontend.nodes import ArrayNode
 from offload.stream import calls
@@ -165,13 +168,50 @@ def recognise(root: object) -> StreamedScan | None:
     producer = producer_of(node.a, "the scan's source")
     if node.seg is not None:
         if len(shape_of(producer)) == 1 and node.z is not None:
-            raise unsupported(
-                f"it is a {node.name} of a vector (the neutral element it puts before "
-                "each segment shifts its tree's chunks against the source's chunks)"
-            )
+            source, result = tuple(source_dtypes(node.a)), tuple(np.dtype(d) for d in node.dtypes)
+            if source != result:
+                raise unsupported(
+                    f"it is a {node.name} of a vector whose neutral element's type is not "
+                    f"its source's ({_names(result)}, not {_names(source)})"
+                )
         if type(node.seg) is not np.ndarray:
             raise unsupported(f"the segment lengths of its {node.name} are not a host array")
     return StreamedScan(node, producer, part)
+
+
+def _names(dts: Sequence[Dt]) -> str:
+    return ", ".join(str(d) for d in dts)
+
+
+def with_neutrals(ss: StreamedScan) -> StreamedScan:
+    """``ss`` itself, or for a ``scanl_seg`` of a vector the ``scanl1_seg`` of its virtual
+    sequence (``z`` put before each segment, segments one longer: the sequence the
+    unstreamed GPU scan runs over, so the same tiles and bits), made on the host (the
+    producer computed there first, streamed, where it is not a host array)."""
+    scan = ss.scan
+    if scan.seg is None or scan.z is None or not ss.vector:
+        return ss
+    seg = np.asarray(scan.seg, np.int64)
+    got = _host_source(ss.producer)
+    zs = from_items(scan.z)
+    zs = zs if isinstance(zs, tuple) else (zs,)
+    starts = np.concatenate(([0], np.cumsum(seg)[:-1])).astype(np.int64)
+    seq = [
+        np.insert(x, starts, np.asarray(z).astype(x.dtype)) for x, z in zip(got, zs, strict=True)
+    ]
+    node = scanl1_seg(scan.f, seq[0] if len(seq) == 1 else tuple(seq), seg + 1)
+    found = recognise(node)
+    assert found is not None
+    return found
+
+
+def _host_source(producer: ArrayNode) -> list[Any]:
+    """The producer's components as host arrays (computed, streamed, where it is not a
+    host array)."""
+    if isinstance(producer, Leaf) and type(producer.x) is np.ndarray:
+        return [producer.x]
+    got = calls.run(producer, tuple(shape_of(producer)))
+    return list(got) if isinstance(got, tuple) else [got]
 
 
 def need(ss: StreamedScan) -> int:
@@ -185,7 +225,9 @@ def need(ss: StreamedScan) -> int:
 
 
 def plan(ss: StreamedScan, rows: int | None = None) -> Plan:
-    """The chunks the producer of ``ss`` is streamed in."""
+    """The chunks the producer of ``ss`` is streamed in (of a ``scanl_seg`` of a vector:
+    its virtual sequence, ``with_neutrals``)."""
+    ss = with_neutrals(ss)
     shape = shape_of(ss.producer)
     return calls.plan_for(ss.producer, shape, rows=rows, cut=ss.cut())
 
@@ -193,6 +235,8 @@ def plan(ss: StreamedScan, rows: int | None = None) -> Plan:
 def run(ss: StreamedScan, dtype: Any = None, rows: int | None = None) -> Any:
     """The streamed scan (module docstring): host NumPy arrays, the unstreamed
     ``compute_g``'s bits."""
+    if 0 not in shape_of(ss.producer):
+        ss = with_neutrals(ss)
     shape = shape_of(ss.producer)
     ctx = device_context()
     if 0 in shape:  # (nothing to stream: the empty scan as the unstreamed call makes it)

@@ -262,17 +262,26 @@ def _shared(node):
     return ol.zip_with(add, node, node)
 
 
-SEGS = np.array([50, 0, 150])
+R4 = X200.reshape(5, 4, 5, 2)
+
+
+def to_row(i, j, k, m):
+    return (i,)
+
+
+def _permute4():
+    return ol.permute(add, np.zeros(5, np.float32), to_row, R4)
+
 
 UNSUPPORTED = {
-    "scanl_seg-of-a-vector": (lambda: ol.scanl_seg(add, 0.0, X200, SEGS), "of a vector"),
+    "permute-of-rank-4": (_permute4, "the permute's source has rank above 3"),
     "fold_all-of-wide-tuples": (
         lambda: ol.fold_all(add5, (0.0,) * 5, (X200,) * 5),
         "fold_all of nested tuples or of more than 4 components",
     ),
-    "map-of-a-scanl_seg": (
-        lambda: ol.map(scaled, ol.scanl_seg(add, 0.0, X200, SEGS)),
-        "scanl_seg of a vector",
+    "map-of-a-permute-of-rank-4": (
+        lambda: ol.map(scaled, _permute4()),
+        "the permute's source has rank above 3",
     ),
 }
 
@@ -343,8 +352,7 @@ def test_a_tree_refused_with_memory_error_is_computed_part_by_part():
 def test_a_tree_refused_with_memory_error_that_cannot_stream_raises_it(monkeypatch):
     monkeypatch.setattr(stream, "device_budget", lambda name: 500)  # (the free memory)
     with pytest.raises(MemoryError, match="no room"):
-        tree = ol.map(scaled, ol.scanl_seg(add, 0.0, X200, SEGS))
-        stream.compute_tree(_gpu_context(), tree, None, _refused)
+        stream.compute_tree(_gpu_context(), ol.map(scaled, _permute4()), None, _refused)
 
 
 # The GPU's pipeline over the stand-in CuPy (tests/stream/fake_cupy.py): the carry's

@@ -18,7 +18,6 @@ RNG = np.random.default_rng(37)
 X = RNG.standard_normal((120, 50))
 V = RNG.standard_normal(12000).astype(np.float32)
 LIMIT = 30000  # bytes: X is 48000, V 48000
-SEGS = np.array([5000, 0, 7000])
 
 
 def add(a, b):
@@ -27,6 +26,10 @@ def add(a, b):
 
 def bigger(a, b):
     return a if a > b else b
+
+
+def to_row(i, j, k, m):
+    return (i,)
 
 
 def lap(get):
@@ -81,9 +84,10 @@ def test_a_cast_applies_to_the_root():
 
 @sim
 def test_a_part_streaming_does_not_cover_is_named_with_its_size():
-    tree = ol.map(lambda v: v + 1.0, ol.scanl_seg(add, 0.0, ol.scanl1(add, V), SEGS))
+    source = ol.scanl1(add, V.reshape(10, 12, 10, 10))  # (streamed: a scan of rows)
+    tree = ol.map(lambda v: v + 1.0, ol.permute(add, np.zeros(10, np.float32), to_row, source))
     ol.config.device_memory_limit = LIMIT
-    with pytest.raises(StreamUnsupported, match=r"scanl_seg of a vector .*\(96036 bytes\) exceed"):
+    with pytest.raises(StreamUnsupported, match=r"rank above 3, .*\(48080 bytes\) exceed"):
         ol.compute_g(tree)
 
 

@@ -202,14 +202,28 @@ def test_a_segmented_inclusive_scan_of_a_vector_streams_its_head_flags_along():
 
 
 @sim
-def test_a_segmented_exclusive_scan_of_a_vector_is_a_clear_error_over_the_limit():
-    tree = ol.scanl_seg(add, 0.0, F64[:300], np.array([100, 200]))
+@pytest.mark.usefixtures("tree_mode")
+def test_a_segmented_exclusive_scan_of_a_vector_streams_its_virtual_sequence():
+    """``z`` before each segment: the host-made sequence of the unstreamed GPU scan."""
+    seg = np.array([0, 100, 1, 0, 250, 3, 346])  # (empty and one-element segments)
+    tree = ol.scanl_seg(add, 0.5, ol.map(lambda v: v * 0.5, F64), seg)
     want = bits(ol.compute_g(tree))
-    ol.config.device_memory_limit = 500
-    with pytest.raises(stream.StreamUnsupported, match="scanl_seg of a vector"):
-        ol.compute_g(tree)
-    ol.config.device_memory_limit = 1 << 20  # (within the limit: unstreamed)
+    for rows in (GPU_CHUNK, 96, 250):
+        assert len(stream.plan(tree, rows=rows).chunks) >= 3
+        assert bits(stream.compute_g(tree, rows=rows)) == want
+    ol.config.device_memory_limit = 6000  # (F64: 5600 bytes, the result 5656)
     assert bits(ol.compute_g(tree)) == want
+
+
+@sim
+def test_a_segmented_exclusive_scan_of_a_vector_in_one_pass_and_of_tuples():
+    seg = np.array([0, 1000, 1, 0, TILE + 300, 3, LONG64.size - TILE - 1304])
+    for tree in (
+        ol.scanl_seg(lambda a, b: a * 0.5 - b, 0.0, LONG32, seg),
+        ol.scanl_seg(affine, (1.0, 0.0), (LONG64 * 0.1 + 1.0, LONG64[::-1] * 1.0), seg),
+    ):
+        want = bits(ol.compute_g(tree))
+        assert bits(stream.compute_g(tree, rows=TILE)) == want
 
 
 @sim
@@ -297,4 +311,20 @@ def test_a_streamed_scan_on_the_gpu_has_the_unstreamedbits(kind):
         assert len(stream.plan(tree).chunks) >= 4
         assert bits(ol.compute_g(tree)) == want
     finally:
+        stream.release()
+
+
+@gpu
+@pytest.mark.parametrize("mode", ["deterministic", "cross_target"])
+def test_a_streamed_segmented_exclusive_scan_on_the_gpu_has_the_unstreamed_bits(mode):
+    seg = np.array([0, 5, 1 << 19, 0, 3, (1 << 21) - (1 << 19) - 8])
+    tree = ol.scanl_seg(add, np.float32(0.25), ol.map(scaled, BIG), seg)
+    ol.config.determinism = mode
+    try:
+        want = bits(ol.compute_g(tree))
+        ol.config.device_memory_limit = 4 << 20
+        assert len(stream.plan(tree).chunks) >= 4
+        assert bits(ol.compute_g(tree)) == want
+    finally:
+        ol.config.determinism = "deterministic"
         stream.release()
