@@ -180,21 +180,11 @@ class Scheduler:
 
 
 def _zip_of_arrays(z: Zip) -> bool:
-    cur: Zip | None = z
-    while cur is not None:
-        if isinstance(cur.head, ArrayNode):
-            return False
-        cur = cur.tail
-    return True
+    return not any(isinstance(h, ArrayNode) for h in z.heads())
 
 
 def _unzip(z: Zip) -> tuple[Any, ...]:
-    out: list[Any] = []
-    cur: Zip | None = z
-    while cur is not None:
-        out.append(cur.head)
-        cur = cur.tail
-    return tuple(out)
+    return z.heads()
 
 
 class _Parts(tuple):  # type: ignore[type-arg]

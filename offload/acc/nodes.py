@@ -82,6 +82,15 @@ class Zip(Delayed):
     def static_key(self) -> tuple[object, ...]:
         return (self.tail is None,)
 
+    def heads(self) -> tuple[Any, ...]:
+        """The components, in order (each ``head`` down the ``tail`` chain)."""
+        out: list[Any] = []
+        cur: Zip | None = self
+        while cur is not None:
+            out.append(cur.head)
+            cur = cur.tail
+        return tuple(out)
+
     def lower_element(self, lo: ElementLowering, path: NodePath, idx: Index) -> Val:
         first = lo.element(self.head, (*path, ("attr", "head")), idx)
         if self.tail is None:

@@ -137,25 +137,11 @@ def _unstreamed(node: ArrayNode) -> Any:
 
 def _host_zip(z: Zip) -> bool:
     """Whether ``z`` is a tuple of host arrays (a materialised tuple result)."""
-    cur: Zip | None = z
-    while cur is not None:
-        if type(_array(cur.head)) is not np.ndarray:
-            return False
-        cur = cur.tail
-    return True
-
-
-def _array(x: object) -> object:
-    return x.x if isinstance(x, Leaf) else x
+    return all(type(h) is np.ndarray for h in _unzip(z))
 
 
 def _unzip(z: Zip) -> tuple[Any, ...]:
-    out: list[Any] = []
-    cur: Zip | None = z
-    while cur is not None:
-        out.append(_array(cur.head))
-        cur = cur.tail
-    return tuple(out)
+    return tuple(h.x if isinstance(h, Leaf) else h for h in z.heads())
 
 
 def run(root: object, dtype: Any = None, *, limit: int | None, rows: int | None = None) -> Any:

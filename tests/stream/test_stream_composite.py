@@ -20,6 +20,15 @@ V = RNG.standard_normal(12000).astype(np.float32)
 LIMIT = 30000  # bytes: X is 48000, V 48000
 
 
+@pytest.fixture
+def streamed(monkeypatch):
+    """The kinds of the parts streamed (``trees.run`` calls), in order."""
+    kinds: list[str] = []
+    run = trees.run
+    monkeypatch.setattr(trees, "run", lambda st, *a: kinds.append(type(st).__name__) or run(st, *a))
+    return kinds
+
+
 def add(a, b):
     return a + b
 
@@ -57,14 +66,9 @@ TREES = {
 
 @sim
 @pytest.mark.parametrize("make", TREES.values(), ids=TREES.keys())
-def test_a_tree_of_streamed_parts_has_the_unstreamed_bits(make, monkeypatch):
+def test_a_tree_of_streamed_parts_has_the_unstreamed_bits(make, streamed):
     tree = make()
     want = bits(ol.compute_g(tree))
-    streamed: list[str] = []
-    run = trees.run
-    monkeypatch.setattr(
-        trees, "run", lambda st, *a: streamed.append(type(st).__name__) or run(st, *a)
-    )
     ol.config.device_memory_limit = LIMIT
     got = ol.compute_g(tree)
     assert isinstance(got, np.ndarray)
@@ -92,16 +96,11 @@ def test_a_part_streaming_does_not_cover_is_named_with_its_size():
 
 
 @sim
-def test_a_part_within_the_budget_runs_unstreamed(monkeypatch):
+def test_a_part_within_the_budget_runs_unstreamed(streamed):
     """The scan and the fold of its rows are streamed; the fold_all of the 120 row sums
     fits and runs unstreamed."""
     tree = ol.fold_all(add, 0.0, ol.fold(add, 0.0, ol.scanl1(add, X)))
     want = bits(ol.compute_g(tree))
-    streamed: list[str] = []
-    run = trees.run
-    monkeypatch.setattr(
-        trees, "run", lambda st, *a: streamed.append(type(st).__name__) or run(st, *a)
-    )
     ol.config.device_memory_limit = LIMIT
     assert bits(ol.compute_g(tree)) == want
     assert streamed == ["StreamedScan", "StreamedFold"]
