@@ -19,7 +19,7 @@ unstreamed, and its rows replace theirs.
 The source -- a host array, or an element tree over host arrays (``map``, ``zip_with``,
 ...) -- is computed inside the chunk's kernel at each read (the unstreamed call computes
 it once into an array: the same values). A source that holds a collective, a stencil or
-shared work is not streamed (``StreamUnsupported`` over the budget).
+shared work is computed first, part by part (``offload.stream.composite``).
 """
 
 from __future__ import annotations
