@@ -8,6 +8,8 @@ Each size: a warm-up call of each (compiles, fills the pools), then ``calls`` ca
 each, synchronised at the end. ``--summary FILE`` reads such an ``ncu --csv`` log and
 prints the median duration (µs) of each kernel name. ``--unroll K`` sets the tail's loads
 in flight (``fold_src.STAGE_UNROLL``) for an A/B; each size prints its sum's bits.
+``--chunk C`` and ``--final F`` set the wide tree's least partial and last fold
+(``plan.WIDE_CHUNK``, ``plan.FINAL``): another tree, so other bits.
 """
 
 from __future__ import annotations
@@ -47,6 +49,10 @@ def main() -> None:
     ap.add_argument(
         "--unroll", type=int, default=None, help="the tail's staged loads in flight (A/B)"
     )
+    ap.add_argument(
+        "--chunk", type=int, default=None, help="the wide tree's least partial (A/B; new bits)"
+    )
+    ap.add_argument("--final", type=int, default=None, help="the tree's last fold's most values")
     args = ap.parse_args()
     if args.summary:
         _summary(args.summary)
@@ -60,6 +66,12 @@ def main() -> None:
 
         fold_src.STAGE_UNROLL = args.unroll
 
+    from offload.acc import plan
+
+    if args.chunk is not None:
+        plan.WIDE_CHUNK = args.chunk
+    if args.final is not None:
+        plan.FINAL = args.final
     ol.config.memory = "device"
     for e in (int(s) for s in args.sizes.split(",")):
         x = cp.asarray(np.random.default_rng(e).uniform(-1, 1, 1 << e).astype(np.float32))

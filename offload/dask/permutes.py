@@ -35,11 +35,10 @@ import numpy as np
 from offload.acc.combine import compile_combine, compile_index_function
 from offload.acc.commute import commutes
 from offload.acc.permute import Permute, PermuteIndexError, Scatter, scatter
-from offload.dask.errors import DaskUnsupported
 from offload.dask.runtime import Runner, block_source, canonical, job_token, xp_of
 from offload.dask.sources import Sources, collect
 from offload.dask.tasks import Key, Static, Tasks, block_key, grid
-from offload.dask.wrappers import MARKED, SHIFTED, kept, same_index, set_offset
+from offload.dask.wrappers import kept, marked, same_index, set_offset, shifted
 from offload.diagnostics import TypeMismatch
 from offload.stream.fold import SPLIT_EVERY
 
@@ -95,7 +94,7 @@ def permute_partial(job: PermuteJob, at: Static, *blocks: Any) -> Partial:
         node = scatter(to, block_source(empty), block_source([*src, reached]))
     else:
         ix = _shifted(job, at.value)
-        f = kept((job.token, "marked"), lambda: MARKED[len(job.dtypes)](job.f))
+        f = kept((job.token, "marked"), lambda: marked(len(job.dtypes))(job.f))
         node = Permute(f, block_source(empty), ix, block_source([*blocks, reached]), job.name)
     *values, mask = _run(job, node, at)
     return tuple(values), mask
@@ -105,7 +104,7 @@ def _shifted(job: PermuteJob, at: tuple[int, ...]) -> Callable[..., Any]:
     """This thread's ``shifted`` wrapper of ``job``'s index function at offset ``at``."""
     ix = job.ix
     assert ix is not None
-    return set_offset(kept((job.token, "ix"), lambda: SHIFTED[len(at)](ix, at)), at)
+    return set_offset(kept((job.token, "ix"), lambda: shifted(len(at))(ix, at)), at)
 
 
 def _run(job: PermuteJob, node: Permute, at: Static) -> Values:
@@ -151,10 +150,6 @@ def cut_result(part: Partial, cut: Static) -> Values:
     return tuple(v[cut.value] for v in values)
 
 
-MAX_RANK = max(SHIFTED)
-MAX_COMPONENTS = max(MARKED)
-
-
 def check_permute(node: Permute, rank: int, dtypes: tuple[np.dtype[Any], ...]) -> None:
     """The functions of a permute checked and lowered on the client, so that their errors
     are raised while the graph is built, located (as ``compute_s`` raises them)."""
@@ -164,12 +159,6 @@ def check_permute(node: Permute, rank: int, dtypes: tuple[np.dtype[Any], ...]) -
         raise TypeMismatch(f"{what} returns {len(sf.result_dtypes)} value(s), not {len(dtypes)}")
     if isinstance(node, Scatter):
         return
-    if rank > MAX_RANK or len(dtypes) > MAX_COMPONENTS:
-        raise DaskUnsupported(
-            f"offload.dask: {node.name} over Dask arrays takes sources of rank at most "
-            f"{MAX_RANK} with at most {MAX_COMPONENTS} components, not rank {rank} with "
-            f"{len(dtypes)}; compute it with compute_s/compute_p/compute_g on NumPy arrays"
-        )
     ixf = compile_index_function(node.ix, rank, "ixf", f"{node.name}'s index function")
     got = ixf.result_dtypes
     if len(got) != len(node.shape) or any(d.kind not in "iub" for d in got):
@@ -180,9 +169,9 @@ def check_permute(node: Permute, rank: int, dtypes: tuple[np.dtype[Any], ...]) -
             "or IGNORE in each coordinate"
         )
     # the wrappers the tasks compile around them
-    compile_index_function(SHIFTED[rank](node.ix, (0,) * rank), rank, "ixf", "shifted")
+    compile_index_function(shifted(rank)(node.ix, (0,) * rank), rank, "ixf", "shifted")
     marked_dtypes = (*dtypes, np.dtype(np.bool_))
-    compile_combine(MARKED[len(dtypes)](node.f), (marked_dtypes,) * 2, "ol_comb", "marked")
+    compile_combine(marked(len(dtypes))(node.f), (marked_dtypes,) * 2, "ol_comb", "marked")
 
 
 def permute_tree(

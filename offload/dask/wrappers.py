@@ -1,5 +1,6 @@
 """The element functions a Dask permute's tasks wrap around the user's, compiled by offload
-like the user's own (the language has no ``*args``: one wrapper per rank or arity).
+like the user's own (the language has no ``*args``: each is written out for the rank or
+arity it serves, ``offload.frontend.generated``).
 
 * ``shifted``: the index function at *global* indices. A task permutes one block of the
   source, whose indices start at 0; the wrapper adds the block's offset ``at`` (a
@@ -24,95 +25,40 @@ from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any
 
+from offload.frontend import generated
+
 Fn = Callable[..., Any]
 
 
-def _shifted1(ix: Fn, at: tuple[int, ...]) -> Fn:
-    def shifted(i0: int) -> Any:
-        return ix(i0 + at[0])
-
-    return shifted
-
-
-def _shifted2(ix: Fn, at: tuple[int, ...]) -> Fn:
-    def shifted(i0: int, i1: int) -> Any:
-        return ix(i0 + at[0], i1 + at[1])
-
-    return shifted
-
-
-def _shifted3(ix: Fn, at: tuple[int, ...]) -> Fn:
-    def shifted(i0: int, i1: int, i2: int) -> Any:
-        return ix(i0 + at[0], i1 + at[1], i2 + at[2])
-
-    return shifted
+def shifted(rank: int) -> Callable[[Fn, tuple[int, ...]], Fn]:
+    """The factory of ``shifted`` for a source of ``rank`` axes: ``make(ix, at)``."""
+    names = generated.params("i", rank)
+    moved = ", ".join(f"i{k} + at[{k}]" for k in range(rank))
+    return generated.factory(
+        "make",
+        "def make(ix, at):\n"
+        f"    def shifted({names}):\n"
+        f"        return ix({moved})\n\n"
+        "    return shifted\n",
+    )
 
 
-def _shifted4(ix: Fn, at: tuple[int, ...]) -> Fn:
-    def shifted(i0: int, i1: int, i2: int, i3: int) -> Any:
-        return ix(i0 + at[0], i1 + at[1], i2 + at[2], i3 + at[3])
-
-    return shifted
-
-
-SHIFTED: dict[int, Callable[[Fn, tuple[int, ...]], Fn]] = {
-    1: _shifted1,
-    2: _shifted2,
-    3: _shifted3,
-    4: _shifted4,
-}
-"""Per source rank, the factory of ``shifted``."""
-
-
-def _marked1(f: Fn) -> Fn:
-    def marked(new: Any, old: Any) -> Any:
-        v, _ = new
-        w, reached = old
-        if reached:
-            return f(v, w), True
-        return v, True
-
-    return marked
-
-
-def _marked2(f: Fn) -> Fn:
-    def marked(new: Any, old: Any) -> Any:
-        v0, v1, _ = new
-        w0, w1, reached = old
-        if reached:
-            r0, r1 = f((v0, v1), (w0, w1))
-            return r0, r1, True
-        return v0, v1, True
-
-    return marked
-
-
-def _marked3(f: Fn) -> Fn:
-    def marked(new: Any, old: Any) -> Any:
-        v0, v1, v2, _ = new
-        w0, w1, w2, reached = old
-        if reached:
-            r0, r1, r2 = f((v0, v1, v2), (w0, w1, w2))
-            return r0, r1, r2, True
-        return v0, v1, v2, True
-
-    return marked
-
-
-def _marked4(f: Fn) -> Fn:
-    def marked(new: Any, old: Any) -> Any:
-        v0, v1, v2, v3, _ = new
-        w0, w1, w2, w3, reached = old
-        if reached:
-            r0, r1, r2, r3 = f((v0, v1, v2, v3), (w0, w1, w2, w3))
-            return r0, r1, r2, r3, True
-        return v0, v1, v2, v3, True
-
-    return marked
-
-
-MARKED: dict[int, Callable[[Fn], Fn]] = {1: _marked1, 2: _marked2, 3: _marked3, 4: _marked4}
-"""Per number of components of the values, the factory of ``marked``."""
+def marked(m: int) -> Callable[[Fn], Fn]:
+    """The factory of ``marked`` for values of ``m`` components: ``make(f)``."""
+    v, w, r = (generated.params(p, m) for p in ("v", "w", "r"))
+    pack = (lambda x: x) if m == 1 else (lambda x: f"({x})")
+    return generated.factory(
+        "make",
+        "def make(f):\n"
+        "    def marked(new, old):\n"
+        f"        {v}, _ = new\n"
+        f"        {w}, reached = old\n"
+        "        if reached:\n"
+        f"            {r} = f({pack(v)}, {pack(w)})\n"
+        f"            return {r}, True\n"
+        f"        return {v}, True\n\n"
+        "    return marked\n",
+    )
 
 
 def same_index(i: int) -> int:

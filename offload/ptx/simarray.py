@@ -22,7 +22,8 @@ IMPLICIT = (
 
 
 class SimDeviceArray:
-    """A C-contiguous array "in device memory" under the simulator (see the module doc)."""
+    """An array "in device memory" under the simulator (see the module doc): C-contiguous
+    as made, a view where indexed."""
 
     __slots__ = ("host",)
 
@@ -61,7 +62,7 @@ class SimDeviceArray:
             "shape": self.shape,
             "typestr": self.dtype.str,
             "data": (int(self.host.ctypes.data), False),
-            "strides": None,
+            "strides": None if self.host.flags.c_contiguous else self.strides,
             "version": 3,
         }
 
@@ -78,6 +79,10 @@ class SimDeviceArray:
 
     def __setitem__(self, key: Any, value: Any) -> None:
         self.host[key] = value.host if isinstance(value, SimDeviceArray) else value
+
+    def __getitem__(self, key: Any) -> SimDeviceArray:
+        """A view "in device memory", as CuPy's indexing gives (``a[lo:hi]``)."""
+        return SimDeviceArray(np.asarray(self.host[key]))
 
     def __len__(self) -> int:
         return len(self.host)

@@ -1,12 +1,12 @@
 """A streamed ``fold_all``'s first-stage partials, carried chunk after chunk
 (``offload.stream.collectives`` says what they are), for a fold of numbers or of flat
-tuples of up to ``MOST_COMPONENTS`` numbers (struct of arrays: one partials array a
+tuples of numbers, any number of them (struct of arrays: one partials array a
 component).
 
 A strided stage's partials are continued by an element function over ``t < p``
 (``continued``): partial ``t`` resumes its loop over the chunk's elements ``= t (mod p)``,
-in order -- ``Partials``' loop. The frontend compiles that function from its source, so a
-tuple fold has one written out per arity (``_continued2`` .. ``_continued4``).
+in order -- ``Partials``' loop. The frontend compiles that function from its source, so it is
+written out for the fold's arity (``offload.frontend.generated``).
 """
 
 from __future__ import annotations
@@ -24,10 +24,8 @@ from offload.acc.plan import Stage
 from offload.backend import Backend
 from offload.config import config
 from offload.diagnostics import OffloadError
+from offload.frontend import generated
 from offload.stream.window import Block
-
-MOST_COMPONENTS = 4
-"""The widest tuple whose ``fold_all`` streams (``continued`` is written out per arity)."""
 
 
 def continued(
@@ -37,82 +35,29 @@ def continued(
     ``acc[k][t]`` (one array a component) over its elements in ``block`` (the chunk's
     arrays, a component each), the run of the flat source from element ``first``: those
     ``= t (mod p)``, in order -- the loop of ``Partials`` resumed."""
-    made = _CONTINUED.get(len(acc))
-    if made is None:
-        raise OffloadError(f"internal: a streamed fold of {len(acc)} components")
-    return made(f, *acc, *block, first, p)
-
-
-def _continued1(f: Any, acc: Any, b: Any, first: int, p: int) -> Callable[[int], Any]:
-    m = int(b.shape[0])
-
-    def step(t: int) -> Any:
-        a = acc[t]
-        for k in range((t - first) % p, m, p):
-            a = f(a, b[k])
-        return a
-
+    make = generated.factory("make", _continued_text(len(acc)))
+    step: Callable[[int], Any] = make(f, *acc, *block, first, p)
     return step
 
 
-def _continued2(  # noqa: PLR0917  (a component's arrays each)
-    f: Any, acc0: Any, acc1: Any, b0: Any, b1: Any, first: int, p: int
-) -> Callable[[int], Any]:
-    m = int(b0.shape[0])
+def _continued_text(m: int) -> str:
+    """``continued``'s factory for ``m`` components (the language has no ``*args``)."""
 
-    def step(t: int) -> Any:
-        a = (acc0[t], acc1[t])
-        for k in range((t - first) % p, m, p):
-            a = f(a, (b0[k], b1[k]))
-        return a
+    def value(name: str, at: str) -> str:
+        items = [f"{name}{k}[{at}]" for k in range(m)]
+        return items[0] if m == 1 else f"({', '.join(items)})"
 
-    return step
-
-
-def _continued3(  # noqa: PLR0917  (a component's arrays each)
-    f: Any, acc0: Any, acc1: Any, acc2: Any, b0: Any, b1: Any, b2: Any, first: int, p: int
-) -> Callable[[int], Any]:
-    m = int(b0.shape[0])
-
-    def step(t: int) -> Any:
-        a = (acc0[t], acc1[t], acc2[t])
-        for k in range((t - first) % p, m, p):
-            a = f(a, (b0[k], b1[k], b2[k]))
-        return a
-
-    return step
-
-
-def _continued4(  # noqa: PLR0917  (a component's arrays each)
-    f: Any,
-    acc0: Any,
-    acc1: Any,
-    acc2: Any,
-    acc3: Any,
-    b0: Any,
-    b1: Any,
-    b2: Any,
-    b3: Any,
-    first: int,
-    p: int,
-) -> Callable[[int], Any]:
-    m = int(b0.shape[0])
-
-    def step(t: int) -> Any:
-        a = (acc0[t], acc1[t], acc2[t], acc3[t])
-        for k in range((t - first) % p, m, p):
-            a = f(a, (b0[k], b1[k], b2[k], b3[k]))
-        return a
-
-    return step
-
-
-_CONTINUED: dict[int, Callable[..., Callable[[int], Any]]] = {
-    1: _continued1,
-    2: _continued2,
-    3: _continued3,
-    4: _continued4,
-}
+    acc, b = generated.params("acc", m), generated.params("b", m)
+    return (
+        f"def make(f, {acc}, {b}, first, p):\n"
+        "    m = int(b0.shape[0])\n\n"
+        "    def step(t):\n"
+        f"        a = {value('acc', 't')}\n"
+        "        for k in range((t - first) % p, m, p):\n"
+        f"            a = f(a, {value('b', 'k')})\n"
+        "        return a\n\n"
+        "    return step\n"
+    )
 
 
 def _source(arrays: Sequence[Any]) -> Any:
@@ -170,8 +115,6 @@ class Carry:
         ``StreamedCall``, ``p`` the prepared call; ``cp``: CuPy on the GPU, else
         ``None``)."""
         fold, st = sf.fold, call.first
-        if not 1 <= len(p.dtypes) <= MOST_COMPONENTS:
-            raise OffloadError(f"internal: a streamed fold of {len(p.dtypes)} components")
         leaves = [np.empty(1, dt) for dt in p.dtypes]
         probe = Partials(fold.f, fold.z, _source(leaves), 1, 1, 1, True, st.lanes)
         width = math.prod(call.shape[1:])

@@ -63,7 +63,7 @@ from offload.diagnostics import OffloadError
 from offload.frontend.nodes import ArrayNode
 from offload.stream import calls
 from offload.stream import compiled as cache
-from offload.stream.carry import MOST_COMPONENTS, Carry
+from offload.stream.carry import Carry
 from offload.stream.device import device_budget, stream_backend, stream_backend_name
 from offload.stream.plan import Plan
 
@@ -121,14 +121,8 @@ def recognise(root: object) -> StreamedFold:
         source = source.x  # (fold_all of rank >= 2: its source read in row-major order)
     producer = producer_of(source, "the fold's source")
     key = items_key(root.z)
-    if (
-        whole
-        and key != "s"
-        and not (isinstance(key, tuple) and len(key) <= MOST_COMPONENTS and set(key) == {"s"})
-    ):
-        raise unsupported(
-            f"it is a fold_all of nested tuples or of more than {MOST_COMPONENTS} components"
-        )
+    if whole and key != "s" and not (isinstance(key, tuple) and set(key) == {"s"}):
+        raise unsupported("it is a fold_all of nested tuples")
     if not shape_of(producer):
         raise unsupported("the fold's source is 0-d")
     return StreamedFold(root, producer, whole)

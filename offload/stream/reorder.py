@@ -21,9 +21,10 @@ each chunk goes through the collective's own skeleton (``offload.acc.permute``,
 * ``filter(pred, a)``: each chunk's kept elements, in order, concatenated in chunk order
   on the host: nothing is computed on the elements, so the bits are the unstreamed ones.
 
-Not streamed (``StreamUnsupported``): a source, defaults or ``scatter`` indices that hold
-a collective or are not on the host, and a permute whose source has rank above
-``MAX_RANK``; a result that does not fit the budget is ``DoesNotFit``.
+``scatter``'s indices may be on the host or on the device (a CuPy array: each chunk's are
+a slice of them there). Not streamed (``StreamUnsupported``): a source or defaults that
+hold a collective or are not on the host, indices that are neither array; a result that
+does not fit the budget is ``DoesNotFit``.
 """
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ from offload.acc.permute import Permute, PermuteIndexError, Scatter, run_permute
 from offload.acc.skeletons.operands import source_dtypes, source_shape
 from offload.acc.values import shape_of
 from offload.delayed import Delayed
+from offload.frontend import generated
 from offload.frontend.nodes import ArrayNode
 from offload.stream import calls
 from offload.stream import compiled as cache
@@ -55,8 +57,6 @@ from offload.stream.collectives import (
 from offload.stream.plan import Plan
 from offload.stream.window import Block
 
-MAX_RANK = 3
-"""The highest source rank a streamed permute shifts its index function for."""
 PERMUTE_WORK = 48
 """Device bytes per source element a permute's chunk needs beside it: its destinations,
 their sort keys and order (int64 each, with the sort's scratch), scatter's indices."""
@@ -95,11 +95,17 @@ def recognise(root: object) -> StreamedPermute | StreamedFilter | None:
     defaults = root.defaults
     if isinstance(defaults, ArrayNode) and needs_scheduler(defaults):
         raise unsupported(f"the {root.name}'s defaults hold a collective or shared work")
-    if isinstance(root, Scatter) and type(root.to) is not np.ndarray:
-        raise unsupported("the scatter's indices are not a host array")
-    if not isinstance(root, Scatter) and len(shape_of(producer)) > MAX_RANK:
-        raise unsupported(f"the permute's source has rank above {MAX_RANK}")
+    if isinstance(root, Scatter) and not _indices(root.to):
+        raise unsupported("the scatter's indices are neither a host nor a device array")
     return StreamedPermute(root, producer)
+
+
+def _indices(to: object) -> bool:
+    """Whether ``scatter``'s indices ``to`` are an array streaming cuts with the source:
+    a NumPy array, or one in device memory (cut there, by slicing: no copy)."""
+    return type(to) is np.ndarray or (
+        hasattr(to, "__cuda_array_interface__") and getattr(to, "ndim", 0) == 1
+    )
 
 
 def _result_bytes(node: Permute) -> int:
@@ -246,20 +252,13 @@ class _InOrder:
 def _shifted(ix: Callable[..., Any], lo: int, rank: int) -> Callable[..., Any]:
     """``ix`` of a chunk's local indices: its global indices are the local ones with
     ``lo`` added to the first (the index function sees what it sees unstreamed)."""
-    if rank == 1:
-
-        def one(i: int) -> Any:
-            return ix(i + lo)
-
-        return one
-    if rank == 2:
-
-        def two(i: int, j: int) -> Any:
-            return ix(i + lo, j)
-
-        return two
-
-    def three(i: int, j: int, k: int) -> Any:
-        return ix(i + lo, j, k)
-
-    return three
+    names = generated.params("i", rank)
+    rest = names.partition(", ")[2]
+    text = (
+        "def make(ix, lo):\n"
+        f"    def shifted({names}):\n"
+        f"        return ix(i0 + lo{', ' + rest if rest else ''})\n\n"
+        "    return shifted\n"
+    )
+    shifted: Callable[..., Any] = generated.factory("make", text)(ix, lo)
+    return shifted

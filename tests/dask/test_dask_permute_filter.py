@@ -258,12 +258,32 @@ def test_what_cannot_run_is_refused_while_the_graph_is_built():
     with pytest.raises(ol.OffloadError) as err:
         old.compute(ol.permute(noisy, DEF_I, into6, x))
     assert "test_dask_permute_filter.py" in str(err.value) and "print(a)" in str(err.value)
-    five = da.from_array(np.zeros((1,) * 5, np.int64), chunks=1)
-    with pytest.raises(old.DaskUnsupported, match="rank at most 4"):
-        old.compute(ol.permute(add, DEF_I, lambda a, b, c, d, e: 0, five))
     w = da.from_array(np.array([1, 2, 3]), chunks=2)
     with pytest.raises(old.DaskUnsupported, match="reads the Dask array 'w'"):
         old.compute(ol.permute(add, DEF_I, lambda i: w[0] + i % 3, x))
+
+
+def into6_rank5(a, b, c, d, e):
+    return (a + 2 * b + 3 * c + d * e) % 6
+
+
+def add5(x, y):
+    return x[0] + y[0], x[1] + y[1], x[2] * y[2], x[3] ^ y[3], max(x[4], y[4])
+
+
+def test_a_permute_of_any_rank_and_any_number_of_components():
+    """Its wrappers are written out for the rank and width they serve (no fixed arity)."""
+    src = RNG.integers(-9, 9, (3, 2, 4, 2, 3))
+    x = da.from_array(src, chunks=(1, 2, 2, 1, 3))
+    want = ol.compute_s(ol.permute(add, DEF_I, into6_rank5, src))
+    (got,) = threads(old.compute(ol.permute(add, DEF_I, into6_rank5, x)))
+    same_bits(got, want)
+    parts = tuple(RNG.integers(-9, 9, N) for _ in range(5))
+    defaults = tuple(np.zeros(6, np.int64) for _ in range(5))
+    want5 = ol.compute_s(ol.permute(add5, defaults, into6, parts))
+    xs = tuple(da.from_array(p, chunks=((5, 0, 7, 1, 10, 0),)) for p in parts)
+    got5 = threads(*old.compute(ol.permute(add5, defaults, into6, xs)))
+    same_bits(tuple(got5), want5)
 
 
 # --- scatter ---------------------------------------------------------------------------

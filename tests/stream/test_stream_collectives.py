@@ -263,6 +263,7 @@ def _shared(node):
 
 
 R4 = X200.reshape(5, 4, 5, 2)
+TO200 = RNG.integers(0, 12, 200)
 
 
 def to_row(i, j, k, m):
@@ -273,19 +274,23 @@ def _permute4():
     return ol.permute(add, np.zeros(5, np.float32), to_row, R4)
 
 
+def ident(i):
+    return i
+
+
 UNSUPPORTED = {
-    "permute-of-rank-4": (_permute4, "the permute's source has rank above 3"),
-    "fold_all-of-wide-tuples": (
-        lambda: ol.fold_all(add5, (0.0,) * 5, (X200,) * 5),
-        "fold_all of nested tuples or of more than 4 components",
+    "scatter-of-delayed-indices": (
+        lambda: ol.scatter(ol.map(ident, TO200), np.zeros(12), X200),
+        "the scatter's indices are neither a host nor a device array",
     ),
-    "map-of-a-permute-of-rank-4": (
-        lambda: ol.map(scaled, _permute4()),
-        "the permute's source has rank above 3",
+    "map-of-a-scatter-of-delayed-indices": (
+        lambda: ol.map(scaled, ol.scatter(ol.map(ident, TO200), np.zeros(12), X200)),
+        "the scatter's indices are neither a host nor a device array",
     ),
 }
 
 PART_BY_PART = {  # (offload.stream.composite; more in test_stream_composite.py)
+    "map-of-a-permute-of-rank-4": lambda: ol.map(scaled, _permute4()),
     "map-of-a-scan": lambda: ol.map(scaled, _scan(M)),
     "fold-of-a-scan": lambda: ol.fold_all(add, 0.0, _scan(M)),
     "map-of-a-fold": lambda: ol.map(scaled, ol.fold(add, 0.0, M)),
@@ -352,7 +357,9 @@ def test_a_tree_refused_with_memory_error_is_computed_part_by_part():
 def test_a_tree_refused_with_memory_error_that_cannot_stream_raises_it(monkeypatch):
     monkeypatch.setattr(stream, "device_budget", lambda name: 500)  # (the free memory)
     with pytest.raises(MemoryError, match="no room"):
-        stream.compute_tree(_gpu_context(), ol.map(scaled, _permute4()), None, _refused)
+        stream.compute_tree(
+            _gpu_context(), UNSUPPORTED["map-of-a-scatter-of-delayed-indices"][0](), None, _refused
+        )
 
 
 # The GPU's pipeline over the stand-in CuPy (tests/stream/fake_cupy.py): the carry's
@@ -483,6 +490,11 @@ def first_largest(a, b):
     return a if a[0] >= b[0] else b
 
 
+def six_first_largest(a, b):
+    """Six components; does not commute (the contiguous tree)."""
+    return a if a[0] >= b[0] else b
+
+
 PICK = np.array([[1, 1, 0, 1], [1, 0, 1, 1], [0, 1, 1, 0], [2, 1, 1, 1]])
 MATS = tuple(np.ascontiguousarray(PICK[RNG.integers(0, 4, 600)][:, k]) for k in range(4))
 
@@ -504,6 +516,13 @@ TUPLE_FOLDS = {
         4000,
     ),
     "mat2-of-4": (lambda: ol.fold_all(matmul2, (1, 0, 0, 1), MATS), 8000),
+    "five-strided": (lambda: ol.fold_all(add5, (0.0,) * 5, (X200,) * 5), 2000),
+    "six-contiguous": (
+        lambda: ol.fold_all(
+            six_first_largest, (-np.inf, -1, 0, 0, 1, 2), (WITH_NAN, *(np.arange(400),) * 5)
+        ),
+        12000,
+    ),
 }
 
 

@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 import offload as ol
 import offload.stream as stream
 from offload.acc.permute import IGNORE, PermuteIndexError
+from offload.ptx.simarray import SimDeviceArray
 from offload.stream import reorder
 from tests.stream.collective_helpers import bits, sim_or_gpu  # noqa: F401 (fixture)
 
@@ -25,6 +26,7 @@ V32 = V64.astype(np.float32)
 I64 = RNG.integers(-(2**40), 2**40, 400)
 TO = RNG.integers(0, 12, 400)
 M = RNG.standard_normal((40, 6))
+R5 = RNG.standard_normal((20, 2, 1, 3, 2))
 
 
 def add(a, b):
@@ -37,6 +39,14 @@ def dest(i):
 
 def dest_or_drop(i):
     return IGNORE if i % 7 == 3 else (i * 5) % 12
+
+
+def dest4(i, j, k, m):
+    return (i * 5 + j * 3 + k + m) % 12
+
+
+def dest5(i, j, k, m, q):
+    return (i + 7 * j + 3 * k + m + q) % 12
 
 
 def first_wins(new, old):
@@ -60,6 +70,9 @@ PERMUTES = {
     "first-wins": lambda: ol.permute(first_wins, np.zeros(12), dest, V64),
     "scatter": lambda: ol.scatter(TO, np.full(12, -1.0), V64),
     "rows-to-transpose": lambda: ol.permute(add, np.zeros((6, 40)), lambda i, j: (j, i), M),
+    "rank-4": lambda: ol.permute(add, np.zeros(12), dest4, M.reshape(40, 2, 3, 1)),
+    "rank-5-first-wins": lambda: ol.permute(first_wins, np.zeros(12), dest5, R5),
+    "scatter-device-indices": lambda: ol.scatter(SimDeviceArray(TO), np.full(12, -1.0), V64),
 }
 
 
@@ -188,6 +201,12 @@ BINS16 = BINS.astype(np.int16)
 4 MiB here, well inside the 8 MiB budget (BINS, 16 MiB, would not fit)."""
 
 
+def _on_device(x):
+    import cupy as cp
+
+    return cp.asarray(x)
+
+
 @gpu
 @pytest.mark.parametrize(
     "make",
@@ -195,8 +214,9 @@ BINS16 = BINS.astype(np.int16)
         lambda: ol.permute(add, np.zeros(4096), lambda i: BINS16[i], ol.map(lambda v: v * 2, BIG)),
         lambda: ol.scatter(BINS, np.zeros(4096), BIG),
         lambda: ol.filter(lambda v: v > 0.5, BIG),
+        lambda: ol.scatter(_on_device(BINS), np.zeros(4096), BIG),
     ],
-    ids=["float-sum", "scatter", "filter"],
+    ids=["float-sum", "scatter", "filter", "scatter-device-indices"],
 )
 def test_a_streamed_permute_or_filter_on_the_gpu_has_the_unstreamedbits(make):
     tree = make()
