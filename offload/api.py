@@ -66,8 +66,8 @@ def _call(target: Target, shape_or_delayed: Any, fn: Any, dtype: Any, out: Any) 
     stamp, backend = target.state
     if stamp is not options:
         backend = target.resolve(options)
-    if target is GPU and out is None:
-        return _gpu_call(backend, shape_or_delayed, fn, dtype, options)
+    if target is GPU and (out is None or stream.host_out(out)):
+        return _gpu_call(backend, shape_or_delayed, fn, dtype, options, out)
     if type(shape_or_delayed) is int and shape_or_delayed >= 0 and type(fn) is FunctionType:
         return driver.run(backend, fn, (shape_or_delayed,), dtype, out, options)
     shape, fn = split_target(shape_or_delayed, fn)
@@ -93,21 +93,23 @@ def _context(target: Target, options: Any) -> Context:
     return ctx
 
 
-def _gpu_call(backend: Any, shape_or_delayed: Any, fn: Any, dtype: Any, options: Any) -> Any:
-    """A ``compute_g`` call without ``out=``: streamed in chunks (``offload.stream``) where
-    ``ol.config.device_memory_limit`` is set and exceeded, or where the GPU refuses the
-    unstreamed call with ``MemoryError``."""
+def _gpu_call(  # noqa: PLR0917  (the call's arguments)
+    backend: Any, shape_or_delayed: Any, fn: Any, dtype: Any, options: Any, out: Any = None
+) -> Any:
+    """A ``compute_g`` call without ``out=`` or with host NumPy arrays as ``out=``: streamed
+    in chunks (``offload.stream``) where ``ol.config.device_memory_limit`` is set and
+    exceeded, or where the GPU refuses the unstreamed call with ``MemoryError``."""
     if config.device_memory_limit is not None:
-        streamed = stream.maybe_stream(shape_or_delayed, fn, dtype)
+        streamed = stream.maybe_stream(shape_or_delayed, fn, dtype, out)
         if streamed is not None:
             return streamed
     try:
         if type(shape_or_delayed) is int and shape_or_delayed >= 0 and type(fn) is FunctionType:
-            return driver.run(backend, fn, (shape_or_delayed,), dtype, None, options)
+            return driver.run(backend, fn, (shape_or_delayed,), dtype, out, options)
         shape, target = split_target(shape_or_delayed, fn)
-        return driver.run(backend, target, shape, dtype, None, options)
+        return driver.run(backend, target, shape, dtype, out, options)
     except MemoryError:
-        streamed = stream.stream_on_memory_error(shape_or_delayed, fn, dtype)
+        streamed = stream.stream_on_memory_error(shape_or_delayed, fn, dtype, out)
         if streamed is None:
             raise
         return streamed

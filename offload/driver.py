@@ -254,7 +254,7 @@ def _run(  # noqa: PLR0917
     if dtype is None and out is None:
         want = None
     else:
-        want = _wanted_dtypes(dtype, out, entry.lowered.ir.result_types)
+        want = wanted_dtypes(dtype, out, entry.lowered.ir.result_types)
     memo = entry.memo
     fresh = None
     read: Reader | None
@@ -361,7 +361,7 @@ def _specialisation(  # noqa: PLR0917  (the full path's state, passed without a 
     return compiled, read
 
 
-def _wanted_dtypes(
+def wanted_dtypes(
     dtype: Any, out: Any, results: Sequence[ScalarType]
 ) -> tuple[np.dtype[Any], ...] | None:
     """The result dtypes ``dtype=``/``out=`` ask for (``None``: the function's own).

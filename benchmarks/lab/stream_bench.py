@@ -31,6 +31,10 @@ Measured in one run:
                                           [--fits-gib 2] [--huge-gib 0] [--fold]
                                           [--json PATH]
 
+``--memory pageable,out,pinned`` times the streamed rows with a fresh result (the default),
+with ``out=`` a pageable array written before, and with the input and ``out=`` in
+page-locked memory (``cupyx.empty_pinned``: copied by the DMA engine in place).
+
 ``--huge-gib N`` adds a streamed map over an N GiB input (larger than the GPU's memory if
 the host has room for the input and the result: 2N GiB).
 """
@@ -57,14 +61,23 @@ def _best(fn: Callable[[], Any], repeat: int = 3) -> float:
     return best
 
 
-def _filled(n: int) -> np.ndarray[Any, Any]:
+def _filled(n: int, pinned: bool = False) -> np.ndarray[Any, Any]:
     """``n`` float32 values, not all equal, made at memory speed (random numbers for tens
-    of GiB would take longer than the measurement)."""
-    x = np.empty(n, np.float32)
+    of GiB would take longer than the measurement); ``pinned``: in page-locked memory."""
+    x = _empty(n, pinned)
     x[:] = np.float32(1.25)
     x[::1021] = np.float32(-3.5)
     x[::4093] = np.float32(7.0625)
     return x
+
+
+def _empty(n: int, pinned: bool) -> np.ndarray[Any, Any]:
+    if not pinned:
+        return np.empty(n, np.float32)
+    import cupyx
+
+    out: np.ndarray[Any, Any] = cupyx.empty_pinned(n, np.float32)
+    return out
 
 
 def bandwidth(cp: Any, nbytes: int) -> dict[str, float]:
@@ -95,15 +108,17 @@ def _biggest(a, b):
     return max(a, b)
 
 
-def streamed_fold(cp: Any, n: int, kind: str, link_in: float) -> dict[str, Any]:
+def streamed_fold(
+    cp: Any, n: int, kind: str, link_in: float, pinned: bool = False
+) -> dict[str, Any]:
     """A streamed ``fold_all`` over ``n`` float32 host values in all (``kind``: ``sum``,
-    ``dotp`` or ``max``), timed through ``ol.compute_g`` under the current
-    ``device_memory_limit``; its bits checked against the unstreamed call where the GPU's
-    free memory holds the input."""
+    ``dotp`` or ``max``; ``pinned``: the input page-locked), timed through
+    ``ol.compute_g`` under the current ``device_memory_limit``; its bits checked against
+    the unstreamed call where the GPU's free memory holds the input."""
     import offload as ol
     import offload.stream as stream
 
-    x = _filled(n if kind != "dotp" else n // 2)
+    x = _filled(n if kind != "dotp" else n // 2, pinned)
     if kind == "sum":
         tree = ol.fold_all(_add, np.float32(0.0), x)
         inputs = [x]
@@ -204,6 +219,12 @@ def main() -> None:
         default="map,stencil,sum,dotp,max,fits",
         help="the rows to time, of map,stencil,sum,dotp,max,fits (sum/dotp/max with --fold)",
     )
+    parser.add_argument(
+        "--memory",
+        default="pageable",
+        help="comma list of pageable (fresh result), out (out= a written pageable array), "
+        "pinned (input and out= page-locked; folds: the input)",
+    )
     parser.add_argument("--json", default=None)
     args = parser.parse_args()
 
@@ -220,9 +241,17 @@ def main() -> None:
         rows.append((name, f"{value:.1f} GB/s", f"{args.copy_gib:g} GiB copies"))
     link_in, link_out = bw["h2d pinned"], bw["d2h pinned"]
 
-    def streamed(label: str, n: int, kind: str, auto: bool = True) -> None:
-        """``auto``: through ``ol.compute_g`` (which decides to stream), else forced."""
-        x = _filled(n)
+    def streamed(
+        label: str, n: int, kind: str, auto: bool = True, memory: str = "pageable"
+    ) -> None:
+        """``auto``: through ``ol.compute_g`` (which decides to stream), else forced.
+        ``memory``: ``pageable`` (a fresh result), ``out`` (``out=`` a written pageable
+        array) or ``pinned`` (the input and ``out=`` page-locked)."""
+        x = _filled(n, memory == "pinned")
+        out = None
+        if memory != "pageable":
+            out = _empty(n, memory == "pinned")
+            out[:] = 0
         a, b = np.float32(1.5), np.float32(0.25)
 
         def mapped(i):
@@ -235,15 +264,17 @@ def main() -> None:
 
         f = mapped if kind == "map" else stencil
         plan = stream.plan(n, f)
-        stream.compute_g(n, f)  # warm: compile, pinned arena, rate probe
+        stream.compute_g(n, f, out=out)  # warm: compile, pinned arena, rate probe
         start = time.perf_counter()
-        y = ol.compute_g(n, f) if auto else stream.compute_g(n, f)
+        y = ol.compute_g(n, f, out=out) if auto else stream.compute_g(n, f, out=out)
         seconds = time.perf_counter() - start
         moved = x.nbytes + y.nbytes
         bound = max(x.nbytes / (link_in * 1e9), y.nbytes / (link_out * 1e9))
         check = slice(0, min(n, 1 << 24))
         want = ol.compute_s(check.stop, f)
         same = y[check].tobytes() == want.tobytes()
+        if memory != "pageable":
+            label += f" ({memory})"
         rows.append(
             (
                 f"{label} {kind}",
@@ -265,8 +296,10 @@ def main() -> None:
     ol.config.device_memory_limit = budget
     n = int(args.times * budget) // 4
     only = set(args.only.split(","))
-    for kind in [k for k in ("map", "stencil") if k in only]:
-        streamed(f"streamed x{args.times}", n, kind)
+    memories = args.memory.split(",")
+    for memory in memories:
+        for kind in [k for k in ("map", "stencil") if k in only]:
+            streamed(f"streamed x{args.times}", n, kind, memory=memory)
     if args.node_stencil:
         for boundary in ("clamp", "wrap"):
             label = f"streamed x{args.times} ol.stencil {boundary}"
@@ -275,11 +308,14 @@ def main() -> None:
             report[label] = got
             ol.config.device_memory_limit = budget
     if args.fold:
-        for kind in [k for k in ("sum", "dotp", "max") if k in only]:
-            folded = streamed_fold(cp, n, kind, link_in)
-            label = f"streamed x{args.times} fold {kind}"
-            rows.append((label, f"{folded['GBps']:.1f} GB/s", folded.pop("note")))
-            report[label] = folded
+        for memory in [m for m in memories if m != "out"]:
+            for kind in [k for k in ("sum", "dotp", "max") if k in only]:
+                folded = streamed_fold(cp, n, kind, link_in, memory == "pinned")
+                label = f"streamed x{args.times} fold {kind}" + (
+                    f" ({memory})" if memory != "pageable" else ""
+                )
+                rows.append((label, f"{folded['GBps']:.1f} GB/s", folded.pop("note")))
+                report[label] = folded
     if args.huge_gib:
         ol.config.device_memory_limit = None
         streamed(f"streamed {args.huge_gib:g} GiB", int(args.huge_gib * GIB) // 4, "map", False)

@@ -280,7 +280,7 @@ def input_view(
         return DeviceView(ptr, x.shape, strides, x.dtype, x)
     copy = (table or frozen_table()).lookup(cp, x)
     if copy is None:
-        copy = to_device(cp, x, stream_ptr) if stages(x) else cp.asarray(x)
+        copy = to_device(cp, x, stream_ptr) if stages(cp, x) else cp.asarray(x)
     view = cuda_array_view(copy)
     assert view is not None
     return view

@@ -56,6 +56,29 @@ def copy_jobs(pool: ThreadPoolExecutor, dst: np.ndarray[Any, Any], src: Any) -> 
     ]
 
 
+HOST_PINNED = 1
+"""``cudaMemoryTypeHost``: page-locked host memory (``cudaPointerAttributes.type``)."""
+
+
+def pinned(cp: Any, x: Any) -> bool:
+    """Whether ``x`` is a NumPy array in page-locked host memory (``cupyx.empty_pinned``,
+    ``cudaHostRegister``, a pinned torch tensor's view): its first and last bytes are
+    (a copy from or into it needs no staging). A wrong guess costs speed only: the
+    driver copies pageable memory correctly, through its own staging."""
+    if type(x) is not np.ndarray or x.nbytes == 0:
+        return False
+    lo = x.ctypes.data
+    if not x.flags.c_contiguous:
+        return False
+    try:
+        return all(
+            getattr(cp.cuda.runtime.pointerGetAttributes(at), "type", 0) == HOST_PINNED
+            for at in (lo, lo + x.nbytes - 1)
+        )
+    except Exception:  # (an old driver or CuPy: stage, as for pageable memory)
+        return False
+
+
 def wait(jobs: Sequence[Future[Any]]) -> None:
     """Wait for every job; the first failure is raised."""
     for job in jobs:
@@ -126,14 +149,16 @@ class _Ring:
 _RING = _Ring()
 
 
-def stages(x: Any) -> bool:
+def stages(cp: Any, x: Any) -> bool:
     """Whether ``to_device`` stages ``x``: a C-contiguous host array of ``STAGE_MIN``
-    bytes or more, on a host with more than one usable core."""
+    bytes or more, on a host with more than one usable core, not already page-locked
+    (the DMA engine reads that at the link's rate itself)."""
     return (
         isinstance(x, np.ndarray)
         and x.nbytes >= STAGE_MIN
         and x.flags.c_contiguous
         and HOST_THREADS > 1
+        and not pinned(cp, x)
     )
 
 

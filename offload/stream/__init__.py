@@ -25,8 +25,11 @@ limit; ``offload.stream.trees`` says which is which).
 
 ``compute_g`` streams by itself (``maybe_stream``, ``compute_tree``) where
 ``ol.config.device_memory_limit`` is set and the inputs and results exceed it, and where
-the unstreamed call is refused with ``MemoryError`` (more than the GPU has free). Streamed
-calls take no ``out=``.
+the unstreamed call is refused with ``MemoryError`` (more than the GPU has free). An
+element call's ``out=`` may be host NumPy arrays: the chunks' results are written into
+them (no fresh result: a result written before is not first touched again, and a
+page-locked one is written by the DMA engine itself). Captured host arrays in page-locked
+memory are read by the DMA engine in place, not staged.
 """
 
 from __future__ import annotations
@@ -44,7 +47,7 @@ from offload.diagnostics import OffloadError
 from offload.runtime.staging import PINNED
 from offload.stream import compiled as cache
 from offload.stream import composite, trees
-from offload.stream.calls import Prepared, execute, plan_of, prepare, run
+from offload.stream.calls import Prepared, execute, host_out, plan_of, prepare, run
 from offload.stream.collectives import StreamUnsupported, host_bytes
 from offload.stream.device import device_backend, device_budget, stream_backend_name
 from offload.stream.fold import SPLIT_EVERY, BlockFold, SequentialFold, combine_tree
@@ -64,6 +67,7 @@ __all__ = [
     "device_budget",
     "fold_all",
     "fold_seq",
+    "host_out",
     "maybe_stream",
     "plan",
     "prepare",
@@ -114,35 +118,45 @@ def release() -> None:
     PINNED.release()
 
 
-def compute_g(shape: Any, fn: Any = None, *, dtype: Any = None, rows: int | None = None) -> Any:
+def compute_g(
+    shape: Any, fn: Any = None, *, dtype: Any = None, rows: int | None = None, out: Any = None
+) -> Any:
     """``ol.compute_g`` always streamed: the result in chunks of rows (``rows`` per chunk,
     else the largest that fits the budget; see the module docstring). Returns host NumPy
-    arrays equal bit for bit to ``ol.compute_g``'s. A ``fold``/``fold_all``, scan,
-    permute, filter or stencil tree streams its source (``rows``: rows of the source per chunk,
+    arrays equal bit for bit to ``ol.compute_g``'s (``out``, host NumPy arrays of an
+    element call's result: written into them). A ``fold``/``fold_all``, scan, permute,
+    filter or stencil tree streams its source (``rows``: rows of the source per chunk,
     rounded up to what its tree allows); another tree holding collectives raises
     ``StreamUnsupported``."""
     try:
+        if out is not None and not host_out(out):
+            raise TypeError("a streamed call's out= takes host NumPy arrays")
         if fn is None and needs_scheduler(shape):
+            if out is not None:
+                raise TypeError("a streamed tree holding collectives takes no out=")
             st = trees.covered(shape)
             if st is None:  # (several streamed parts, or work after one)
                 return composite.run(shape, dtype, limit=None, rows=rows)
             return trees.run(st, dtype, rows)
         shape, target = split_target(shape, fn)
-        return run(target, shape, dtype, rows=rows)
+        return run(target, shape, dtype, rows=rows, out=out)
     except OffloadError as err:
         if config.debug:
             raise
         raise err.with_traceback(None) from None
 
 
-def maybe_stream(shape_or_delayed: Any, fn: Any, dtype: Any) -> Any:
+def maybe_stream(shape_or_delayed: Any, fn: Any, dtype: Any, out: Any = None) -> Any:
     """The hook ``ol.compute_g`` calls where ``ol.config.device_memory_limit`` is set: the
     streamed result where the call's captured host arrays and results exceed the limit,
-    else ``None`` (the call runs unstreamed)."""
+    else ``None`` (the call runs unstreamed). ``out``: host NumPy arrays the streamed
+    result is written into (a tree holding collectives takes none: ``None``)."""
     limit = config.device_memory_limit
     if limit is None:
         return None
     if fn is None and needs_scheduler(shape_or_delayed):
+        if out is not None:
+            return None
         st = trees.covered(shape_or_delayed)
         if st is not None:
             return trees.maybe_stream(st, dtype, limit)
@@ -161,14 +175,17 @@ def maybe_stream(shape_or_delayed: Any, fn: Any, dtype: Any) -> Any:
     )
     if need <= limit:
         return None
-    return run(target, shape, dtype)
+    return run(target, shape, dtype, out=out)
 
 
-def stream_on_memory_error(shape_or_delayed: Any, fn: Any, dtype: Any) -> Any:
+def stream_on_memory_error(shape_or_delayed: Any, fn: Any, dtype: Any, out: Any = None) -> Any:
     """``ol.compute_g``'s second try after the unstreamed call was refused with
-    ``MemoryError``: the streamed result (the budget is the GPU's free memory), or ``None``
-    where the call cannot be streamed."""
+    ``MemoryError``: the streamed result (the budget is the GPU's free memory; written
+    into ``out``, host NumPy arrays, where given), or ``None`` where the call cannot be
+    streamed."""
     if fn is None and needs_scheduler(shape_or_delayed):
+        if out is not None:
+            return None
         st = trees.covered(shape_or_delayed)
         if st is not None:
             return trees.run(st, dtype)
@@ -180,7 +197,7 @@ def stream_on_memory_error(shape_or_delayed: Any, fn: Any, dtype: Any) -> Any:
     shape, target = split_target(shape_or_delayed, fn)
     if not shape:
         return None
-    return run(target, shape, dtype)
+    return run(target, shape, dtype, out=out)
 
 
 def compute_tree(

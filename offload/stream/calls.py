@@ -16,6 +16,7 @@ import numpy as np
 from offload.backend import Backend, Kernel
 from offload.config import config
 from offload.diagnostics import OffloadError
+from offload.driver import wanted_dtypes
 from offload.stream import compiled as cache
 from offload.stream.device import (
     SLOTS,
@@ -139,13 +140,16 @@ def prepare(
     )
 
 
-def execute(p: Prepared, reduce: Reduce | None = None) -> list[Any]:
-    """Run a prepared call: its host results (one array per result), or with ``reduce``
-    each chunk's partial in chunk order (``execute.Reduce``; no result is copied back)."""
+def execute(
+    p: Prepared, reduce: Reduce | None = None, outs: Sequence[Any] | None = None
+) -> list[Any]:
+    """Run a prepared call: its host results (one array per result; ``outs``: written into
+    these, host arrays of the call's shape and dtypes), or with ``reduce`` each chunk's
+    partial in chunk order (``execute.Reduce``; no result is copied back)."""
     progress = Progress(len(p.plan.chunks), config.progress)
     try:
         if p.backend.name == "gpu-sim":
-            outs = [np.empty(p.shape, dt) for dt in p.dtypes]
+            outs = [np.empty(p.shape, dt) for dt in p.dtypes] if outs is None else list(outs)
             partials = run_host(
                 p.kernel, p.backend, p.wf, p.plan, p.values, p.extents, outs, progress, reduce
             )
@@ -165,16 +169,27 @@ def execute(p: Prepared, reduce: Reduce | None = None) -> list[Any]:
             SLOTS,
             progress,
             reduce,
+            outs,
         )
     finally:
         progress.close()
 
 
-def run(target: Any, shape: tuple[int, ...], dtype: Any = None, *, rows: int | None = None) -> Any:
+def run(
+    target: Any,
+    shape: tuple[int, ...],
+    dtype: Any = None,
+    *,
+    rows: int | None = None,
+    out: Any = None,
+) -> Any:
     """Compute ``target`` (an element function or a delayed tree) over ``shape`` streamed.
-    Returns host NumPy arrays (a tuple for several results)."""
+    Returns host NumPy arrays (a tuple for several results), or ``out`` (host NumPy
+    arrays, ``host_out``) written in place under NumPy's ``out=`` rules."""
     if not shape:
         raise OffloadError("streaming needs a result of rank >= 1 (it cuts the leading axis)")
+    if out is not None:
+        return _run_into(target, shape, dtype, rows, out)
     if 0 in shape:
         found = cache.entry(target, len(shape))
         values = found.fetch(target)
@@ -184,3 +199,29 @@ def run(target: Any, shape: tuple[int, ...], dtype: Any = None, *, rows: int | N
         return outs[0] if len(outs) == 1 else tuple(outs)
     outs = execute(prepare(target, shape, dtype, rows=rows))
     return outs[0] if len(outs) == 1 else tuple(outs)
+
+
+def host_out(out: Any) -> bool:
+    """Whether ``out=`` is what a streamed call writes into: a host NumPy array, or a
+    tuple of them."""
+    return all(type(o) is np.ndarray for o in (out if type(out) is tuple else (out,)))
+
+
+def _run_into(target: Any, shape: tuple[int, ...], dtype: Any, rows: int | None, out: Any) -> Any:
+    """``run`` into ``out``: checked as the unstreamed call checks it (shape, writeable,
+    ``same_kind``) before any chunk runs, the kernel computing ``out``'s dtypes."""
+    outs = out if type(out) is tuple else (out,)
+    for o in outs:
+        if tuple(o.shape) != shape:
+            raise ValueError(f"out= has shape {tuple(o.shape)}, the result {shape}")
+    found = cache.entry(target, len(shape))
+    want = wanted_dtypes(dtype, out, found.lowered.ir.result_types)
+    if 0 not in shape:
+        assert want is not None
+        p = prepare(target, shape, want if len(want) > 1 else want[0], rows=rows)
+        direct = all(o.flags.c_contiguous for o in outs)
+        made = execute(p, outs=outs if direct else None)
+        for o, m in zip(outs, made, strict=True):
+            if m is not o:  # (a layout the chunks do not cut into: computed, then copied)
+                np.copyto(o, m)
+    return out

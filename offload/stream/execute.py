@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 
 from offload.backend import Backend, Kernel
-from offload.runtime.staging import D2H, H2D, HOST_THREADS, PINNED, copy_jobs, wait
+from offload.runtime.staging import D2H, H2D, HOST_THREADS, PINNED, copy_jobs, pinned, wait
 from offload.stream.plan import Chunk, Plan
 from offload.stream.progress import Progress
 from offload.stream.window import Block, Window, WindowedFunction, cut
@@ -99,11 +99,13 @@ def run_gpu(  # noqa: PLR0917  (the pipeline's state in one place)
     slots: int,
     progress: Progress,
     reduce: Reduce | None = None,
+    outs: Sequence[np.ndarray[Any, Any]] | None = None,
 ) -> list[Any]:
-    """Run ``plan`` on the GPU through ``slots`` streams; returns host results, or with
-    ``reduce`` each chunk's partial of its results on the device, in chunk order (no
-    result is copied back). Device buffers come from a private pool, emptied before
-    returning (later unified-mode calls see the memory free again)."""
+    """Run ``plan`` on the GPU through ``slots`` streams; returns host results (``outs``
+    where given: written into them), or with ``reduce`` each chunk's partial of its
+    results on the device, in chunk order (no result is copied back). Device buffers come
+    from a private pool, emptied before returning (later unified-mode calls see the
+    memory free again)."""
     pool = cp.cuda.MemoryPool()
     try:
         with PINNED.lock, cp.cuda.using_allocator(pool.malloc):
@@ -120,6 +122,7 @@ def run_gpu(  # noqa: PLR0917  (the pipeline's state in one place)
                 slots,
                 progress,
                 reduce,
+                outs,
             )
     finally:
         pool.free_all_blocks()
@@ -138,6 +141,7 @@ def _pipeline(  # noqa: PLR0917  (run_gpu's arguments)
     slots: int,
     progress: Progress,
     reduce: Reduce | None,
+    outs: Sequence[np.ndarray[Any, Any]] | None,
 ) -> list[Any]:
     streams = [cp.cuda.Stream(non_blocking=True) for _ in range(slots)]
     resident = {k: cp.asarray(values[k]) for k in plan.resident}
@@ -159,7 +163,7 @@ def _pipeline(  # noqa: PLR0917  (run_gpu's arguments)
         layout.append(pieces)
     arena = PINNED.get(cp, max(offset, 1))
 
-    def pinned(s: int, key: Any) -> np.ndarray[Any, Any]:
+    def staging_of(s: int, key: Any) -> np.ndarray[Any, Any]:
         at, count, dt = layout[s][key]
         return arena[at : at + count * dt.itemsize].view(dt)
 
@@ -167,7 +171,17 @@ def _pipeline(  # noqa: PLR0917  (run_gpu's arguments)
         {key: cp.empty(count, dtype=dt) for key, (_, count, dt) in layout[s].items()}
         for s in range(slots)
     ]
-    results = [np.empty(shape, dtype=dt) for dt in dtypes] if reduce is None else []
+    results: list[np.ndarray[Any, Any]] = []
+    if reduce is None:
+        results = [np.empty(shape, dtype=dt) for dt in dtypes] if outs is None else list(outs)
+    # Page-locked host memory (the caller's own: ``cupyx.empty_pinned``, a pinned torch
+    # tensor's NumPy view) is copied to and from directly, not staged.
+    direct_in = {k for k in plan.streamed if pinned(cp, values[k])}
+    direct_out = {
+        r
+        for r, res in enumerate(results)
+        if res.flags.c_contiguous and res.dtype == dtypes[r] and pinned(cp, res)
+    }
     partials: list[Any] = []
     pending: list[tuple[Any, Chunk, int] | None] = [None] * slots
     threads = ThreadPoolExecutor(HOST_THREADS)
@@ -183,7 +197,9 @@ def _pipeline(  # noqa: PLR0917  (run_gpu's arguments)
         (lo, hi), *_ = chunk.block
         jobs: list[Future[Any]] = []
         for r, res in enumerate(results):
-            src = pinned(s, ("out", r))[: (hi - lo) * row].reshape(res[lo:hi].shape)
+            if r in direct_out:  # (the device wrote it)
+                continue
+            src = staging_of(s, ("out", r))[: (hi - lo) * row].reshape(res[lo:hi].shape)
             jobs += copy_jobs(threads, res[lo:hi], src)
         pending[s] = None
         done.append((jobs, moved))
@@ -209,8 +225,12 @@ def _pipeline(  # noqa: PLR0917  (run_gpu's arguments)
             for k in plan.streamed:
                 wshape = _shape(wins[k])
                 count = math.prod(wshape)
-                staged = pinned(s, ("in", k))[:count].reshape(wshape)
-                in_jobs += copy_jobs(threads, staged, cut(values[k], wins[k]))
+                window = cut(values[k], wins[k])
+                if k in direct_in and window.flags.c_contiguous:
+                    staged = window
+                else:
+                    staged = staging_of(s, ("in", k))[:count].reshape(wshape)
+                    in_jobs += copy_jobs(threads, staged, window)
                 dev = device[s][("in", k)][:count].reshape(wshape)
                 staging.append((staged, dev))
                 originals[k] = dev
@@ -225,17 +245,17 @@ def _pipeline(  # noqa: PLR0917  (run_gpu's arguments)
                 originals[k] = dev
             (lo, hi), *_ = chunk.block
             bshape = (hi - lo, *shape[1:])
-            outs = [
+            douts = [
                 device[s][("out", r)][: (hi - lo) * row].reshape(bshape) for r in range(len(dtypes))
             ]
             captures = backend.prepare_captures(wf.values(originals, chunk.block, wins, extents))
             with stream:
-                kernel.launch(bshape, outs, captures)
+                kernel.launch(bshape, douts, captures)
                 if reduce is not None:  # (on the chunk's stream: after its kernel)
-                    partials.append(reduce(chunk.block, outs))
+                    partials.append(reduce(chunk.block, douts))
             wait(out_jobs)  # (the slot's pinned results are written again below)
-            for r, out in enumerate(outs if reduce is None else ()):
-                host = pinned(s, ("out", r))
+            for r, out in enumerate(douts if reduce is None else ()):
+                host = results[r][lo:hi] if r in direct_out else staging_of(s, ("out", r))
                 cp.cuda.runtime.memcpyAsync(
                     host.ctypes.data, out.data.ptr, out.nbytes, D2H, stream.ptr
                 )

@@ -65,7 +65,23 @@ def test_compute_g_of_a_large_host_array_equals_compute_s(monkeypatch: pytest.Mo
     def f(i):
         return x[i] * 2.0 + 1.0
 
-    assert staging.stages(x)
+    import cupy
+
+    assert staging.stages(cupy, x)
     got = ol.compute_g(x.shape, f)
     got = got.get() if hasattr(got, "get") else np.asarray(got)
     assert got.tobytes() == ol.compute_s(x.shape, f).tobytes()
+
+
+def test_page_locked_host_memory_is_told_from_pageable() -> None:
+    import cupyx
+
+    pinned = cupyx.empty_pinned(1 << 20, np.float32)
+    assert staging.pinned(cupy_module(), pinned)
+    assert not staging.pinned(cupy_module(), np.empty(1 << 20, np.float32))
+
+
+def cupy_module():
+    import cupy
+
+    return cupy

@@ -107,6 +107,25 @@ def _event_record(event: int, stream: int) -> None:
     Event.by_ptr[event].mark = (s, len(s.queue))
 
 
+PINNED_RANGES: list[tuple[int, int]] = []
+"""Host address ranges ``[lo, hi)`` the stand-in reports page-locked (``pin``)."""
+
+
+def pin(x: np.ndarray) -> np.ndarray:
+    """Report ``x``'s memory page-locked until ``unpin_all`` (a test's pinned array)."""
+    PINNED_RANGES.append((x.ctypes.data, x.ctypes.data + x.nbytes))
+    return x
+
+
+def unpin_all() -> None:
+    PINNED_RANGES.clear()
+
+
+def _pointer_attributes(ptr: int) -> Any:
+    inside = any(lo <= ptr < hi for lo, hi in PINNED_RANGES)
+    return SimpleNamespace(type=1 if inside else 0)
+
+
 def _asarray(x: Any) -> DevArray:
     return np.array(x).view(DevArray)
 
@@ -124,7 +143,11 @@ cp = SimpleNamespace(
         using_allocator=lambda malloc: contextlib.nullcontext(),
         alloc_pinned_memory=lambda n: bytearray(b"\xcd" * n),
         Event=Event,
-        runtime=SimpleNamespace(memcpyAsync=_memcpy_async, eventRecord=_event_record),
+        runtime=SimpleNamespace(
+            memcpyAsync=_memcpy_async,
+            eventRecord=_event_record,
+            pointerGetAttributes=_pointer_attributes,
+        ),
     ),
 )
 """The module-like object ``run_gpu`` takes as ``cp``."""

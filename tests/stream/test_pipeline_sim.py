@@ -5,6 +5,8 @@ back give the unstreamed result bit for bit."""
 
 from __future__ import annotations
 
+import importlib
+
 import numpy as np
 import pytest
 
@@ -33,7 +35,7 @@ def _simulator_with_small_budget():
     stream.release()  # (the fake's "pinned" block is host memory: not for a real run)
 
 
-def _pipelined(shape, fn, slots):
+def _pipelined(shape, fn, slots, outs=None):
     p = stream.prepare(fn, shape)
     kernel = fake_cupy.Deferred(p.kernel)
     outs = run_gpu(
@@ -48,6 +50,7 @@ def _pipelined(shape, fn, slots):
         p.dtypes,
         slots,
         Progress(len(p.plan.chunks), False),
+        outs=outs,
     )
     assert kernel.launches == len(p.plan.chunks) > slots
     return outs
@@ -99,3 +102,47 @@ def strided(i, j):
 def test_the_pipeline_stages_strided_and_fortran_order_inputs():
     (got,) = _pipelined((21, 6), strided, 3)
     assert got.tobytes() == ol.compute_s((21, 6), strided).tobytes()
+
+
+@pytest.fixture
+def host_copies(monkeypatch):
+    """The host-side copies the pipeline submits (staging in, and out to the results)."""
+    execute = importlib.import_module("offload.stream.execute")  # (the module, not the function)
+    calls: list[tuple[int, int]] = []
+    real = execute.copy_jobs
+
+    def spy(pool, dst, src):
+        calls.append((dst.nbytes, src.nbytes))
+        return real(pool, dst, src)
+
+    monkeypatch.setattr(execute, "copy_jobs", spy)
+    yield calls
+    fake_cupy.unpin_all()
+
+
+@pytest.mark.parametrize("slots", [1, 2])
+def test_the_pipeline_writes_into_given_results(slots, host_copies):
+    out = np.full(N, np.nan)
+    (got,) = _pipelined((N,), stencil, slots, outs=[out])
+    assert got is out and out.tobytes() == ol.compute_s(N, stencil).tobytes()
+    assert host_copies  # (pageable: staged in, and copied out of the pinned buffers)
+
+
+@pytest.mark.parametrize("slots", [1, 2])
+def test_page_locked_inputs_and_results_are_copied_in_place(slots, host_copies):
+    """No host copy at all: the DMA reads the pinned input's windows (halos included)
+    and writes the pinned result's rows."""
+    want = ol.compute_s(N, stencil).tobytes()
+    fake_cupy.pin(X)
+    out = fake_cupy.pin(np.full(N, np.nan))
+    (got,) = _pipelined((N,), stencil, slots, outs=[out])
+    assert got is out and out.tobytes() == want
+    assert host_copies == []
+
+
+def test_a_pinned_input_with_a_pageable_result(host_copies):
+    fake_cupy.pin(M)
+    got = _pipelined((21, 6), rows2d, 2)
+    want = ol.compute_s((21, 6), rows2d)
+    assert [g.tobytes() for g in got] == [w.tobytes() for w in want]
+    assert host_copies and all(d == s for d, s in host_copies)  # (results only)

@@ -139,6 +139,42 @@ def test_a_streamed_call_with_dtype(streamed_calls):
     assert got.tobytes() == ol.compute_s(N, stencil, dtype=np.float32).tobytes()
 
 
+def test_a_streamed_call_writes_into_host_out_arrays(streamed_calls):
+    out = np.full(N, np.nan)
+    assert ol.compute_g(N, stencil, out=out) is out
+    assert streamed_calls == [(N,)]
+    assert out.tobytes() == ol.compute_s(N, stencil).tobytes()
+    s, d = np.empty((18, 5), np.float32), np.empty((18, 5), np.int64)
+    got = ol.compute_g((18, 5), rows2d, out=(s, d))
+    assert got[0] is s and got[1] is d
+    for g, w in zip((s, d), ol.compute_s((18, 5), rows2d), strict=True):
+        assert g.tobytes() == w.tobytes()
+
+
+def test_a_streamed_out_follows_numpys_rules(streamed_calls):
+    """Cast under ``same_kind`` (float64 into float32), any layout; a wrong kind, shape or
+    a read-only array is refused before any chunk runs, the array untouched."""
+    f32 = np.full(N, np.nan, np.float32)
+    ol.compute_g(N, stencil, out=f32)
+    assert f32.tobytes() == ol.compute_s(N, stencil, dtype=np.float32).tobytes()
+    strided = np.full((N, 2), np.nan)[:, 0]
+    ol.compute_g(N, stencil, out=strided)
+    assert strided.tobytes() == ol.compute_s(N, stencil).tobytes()
+    assert streamed_calls == [(N,), (N,)]
+    ints = np.full(N, 7, np.int64)
+    with pytest.raises(TypeError, match="same_kind"):
+        ol.compute_g(N, stencil, out=ints)
+    with pytest.raises(ValueError, match="shape"):
+        ol.compute_g(N, stencil, out=np.empty(N + 1))
+    locked = np.zeros(N)
+    locked.flags.writeable = False
+    with pytest.raises(ValueError, match="read-only"):
+        ol.compute_g(N, stencil, out=locked)
+    assert (ints == 7).all() and (locked == 0).all()
+    with pytest.raises(TypeError, match="host NumPy"):
+        stream.compute_g(N, stencil, out=[np.empty(N)])
+
+
 def test_a_streamed_fold_combines_chunk_partials_in_the_dask_tree():
     fold = stream.SequentialFold(lambda a, b: a + b, 0.0)
     got = stream.fold_all(N, stencil, fold=fold, rows=3)

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from offload.runtime import staging
+from tests.stream import fake_cupy
 
 pytestmark = pytest.mark.unit
 
@@ -58,10 +59,31 @@ def test_to_device_stages_large_contiguous_host_arrays_only(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setattr(staging, "HOST_THREADS", 4)
+    cp = fake_cupy.cp
     big = np.zeros(staging.STAGE_MIN // 4, np.float32)
-    assert staging.stages(big)
-    assert not staging.stages(big[:-1])  # below STAGE_MIN
-    assert not staging.stages(np.zeros((2, staging.STAGE_MIN // 4), np.float32)[:, ::2])
-    assert not staging.stages(big.tolist()[:4])
+    assert staging.stages(cp, big)
+    assert not staging.stages(cp, big[:-1])  # below STAGE_MIN
+    assert not staging.stages(cp, np.zeros((2, staging.STAGE_MIN // 4), np.float32)[:, ::2])
+    assert not staging.stages(cp, big.tolist()[:4])
+    try:
+        assert not staging.stages(cp, fake_cupy.pin(big))  # page-locked: the DMA reads it
+    finally:
+        fake_cupy.unpin_all()
     monkeypatch.setattr(staging, "HOST_THREADS", 1)
-    assert not staging.stages(big)  # one core: one pageable copy is as good
+    assert not staging.stages(cp, big)  # one core: one pageable copy is as good
+
+
+def test_pinned_memory_is_told_from_pageable_by_its_first_and_last_bytes() -> None:
+    cp = fake_cupy.cp
+    x = np.zeros(1000)
+    try:
+        assert not staging.pinned(cp, x)
+        fake_cupy.pin(x[:999])  # (its last byte is not)
+        assert not staging.pinned(cp, x)
+        fake_cupy.pin(x[999:])
+        assert staging.pinned(cp, x) and staging.pinned(cp, x[10:20])
+        assert not staging.pinned(cp, x[::2])  # (not contiguous: staged)
+        assert not staging.pinned(cp, x.tolist()) and not staging.pinned(cp, x[:0])
+        assert not staging.pinned(object(), x)  # (no pointerGetAttributes: pageable)
+    finally:
+        fake_cupy.unpin_all()
