@@ -21,7 +21,12 @@ import math
 from typing import Any
 
 import numpy as np
+
+# isort: off
+import offload  # noqa: F401  (first: its numpy 2.5 shim for numba-cuda)
 from numba import cuda, float32, int32
+
+# isort: on
 
 THREADS = 256
 
