@@ -329,12 +329,11 @@ def _spread_kernel(  # noqa: PLR0917  (the parts fold_tail_kernel made)
     final: str,
 ) -> str:
     """``fold_tail`` with a spread first stage (``fold_tail_kernel``'s ``spread``): the
-    block that counts a row's last slab reads the row's partials back (each slab's
-    storing threads fenced before its count; the counting thread that saw the row
-    complete fenced before the block's barrier) and finishes the row."""
+    block that counts a row's last slab reads the row's partials back (after a fence:
+    each slab stored them, then fenced, then counted) and finishes the row."""
     xs, zs, os_, ws = (_names(q, m) for q in ("x", "z", "o", "w"))
     finish = (
-        "t = tid\n"
+        "cuda.threadfence()\nt = tid\n"
         + _copy_rows(m, "t", "p", lambda q, k: f"sm{q}[{sh} + {k}]", lambda q, k: f"w{q}[r, {k}]")
         + "\ncuda.syncthreads()\nfor j in range(1, nlev):\n"
         + _indent(level)
@@ -354,17 +353,9 @@ def _spread_kernel(  # noqa: PLR0917  (the parts fold_tail_kernel made)
             f"r = w // slabs\nt0 = (w - r * slabs) << {SLAB_SHIFT}\n"
             f"t1 = min(t0 + {SPREAD_SLAB}, p)\n"
             + _spread_first(m, caps, has_z, strided)
-            # Release: the threads that stored a partial fence their stores; the block's
-            # counter bumped after the barrier. Acquire: the thread that finds the row
-            # complete fences before the barrier its block reads the partials after (a
-            # fence a thread, not every thread's: ncu put 30% of the 2^16 tail's stall
-            # samples at fences every thread ran).
-            + "\nif tid < t1 - t0:\n    cuda.threadfence()\ncuda.syncthreads()\n"
+            + "\ncuda.threadfence()\ncuda.syncthreads()\n"
             "if tid == 0:\n"
-            "    done = cuda.atomic.add(count, r, 1) == slabs - 1\n"
-            "    if done:\n"
-            "        cuda.threadfence()\n"
-            "    last[0] = np.int32(done)\n"
+            "    last[0] = np.int32(cuda.atomic.add(count, r, 1) == slabs - 1)\n"
             "cuda.syncthreads()\n"
             "if last[0] == 1:\n"
             + _indent(finish)
