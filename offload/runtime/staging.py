@@ -65,11 +65,9 @@ def pinned(cp: Any, x: Any) -> bool:
     ``cudaHostRegister``, a pinned torch tensor's view): its first and last bytes are
     (a copy from or into it needs no staging). A wrong guess costs speed only: the
     driver copies pageable memory correctly, through its own staging."""
-    if type(x) is not np.ndarray or x.nbytes == 0:
+    if type(x) is not np.ndarray or x.nbytes == 0 or not x.flags.c_contiguous:
         return False
     lo = x.ctypes.data
-    if not x.flags.c_contiguous:
-        return False
     try:
         return all(
             getattr(cp.cuda.runtime.pointerGetAttributes(at), "type", 0) == HOST_PINNED

@@ -219,9 +219,15 @@ def _run_into(target: Any, shape: tuple[int, ...], dtype: Any, rows: int | None,
     if 0 not in shape:
         assert want is not None
         p = prepare(target, shape, want if len(want) > 1 else want[0], rows=rows)
-        direct = all(o.flags.c_contiguous for o in outs)
+        reads = [p.values[k] for k in cache.host_arrays(p.values)]
+        # Into ``out`` directly where the chunks cut it as they cut the result and no
+        # captured array shares its memory (a chunk's halo would read rows an earlier
+        # chunk wrote: NumPy's ``out=`` means the result of the inputs as they were).
+        direct = all(o.flags.c_contiguous for o in outs) and not any(
+            np.may_share_memory(o, r) for o in outs for r in reads
+        )
         made = execute(p, outs=outs if direct else None)
         for o, m in zip(outs, made, strict=True):
-            if m is not o:  # (a layout the chunks do not cut into: computed, then copied)
+            if m is not o:  # (computed into fresh arrays, then copied)
                 np.copyto(o, m)
     return out

@@ -151,6 +151,18 @@ def test_a_streamed_call_writes_into_host_out_arrays(streamed_calls):
         assert g.tobytes() == w.tobytes()
 
 
+def test_a_streamed_out_that_is_its_own_input_gets_the_inputs_as_they_were(streamed_calls):
+    """``out=x`` with a stencil over ``x``: later chunks' halos must read the old rows."""
+    want = ol.compute_s(N, stencil)
+    saved = X.copy()
+    try:
+        assert ol.compute_g(N, stencil, out=X) is X
+        assert streamed_calls == [(N,)]
+        assert X.tobytes() == want.tobytes()
+    finally:
+        X[:] = saved
+
+
 def test_a_streamed_out_follows_numpys_rules(streamed_calls):
     """Cast under ``same_kind`` (float64 into float32), any layout; a wrong kind, shape or
     a read-only array is refused before any chunk runs, the array untouched."""
