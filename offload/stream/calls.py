@@ -204,7 +204,9 @@ def run(
 def host_out(out: Any) -> bool:
     """Whether ``out=`` is what a streamed call writes into: a host NumPy array, or a
     tuple of them."""
-    return all(type(o) is np.ndarray for o in (out if type(out) is tuple else (out,)))
+    if type(out) is np.ndarray:  # (the usual case first: a warm call tests it)
+        return True
+    return type(out) is tuple and all(type(o) is np.ndarray for o in out)
 
 
 def _run_into(target: Any, shape: tuple[int, ...], dtype: Any, rows: int | None, out: Any) -> Any:
