@@ -22,9 +22,10 @@ each chunk goes through the collective's own skeleton (``offload.acc.permute``,
   on the host: nothing is computed on the elements, so the bits are the unstreamed ones.
 
 ``scatter``'s indices may be on the host or on the device (a CuPy array: each chunk's are
-a slice of them there). Not streamed (``StreamUnsupported``): a source or defaults that
-hold a collective or are not on the host, indices that are neither array; a result that
-does not fit the budget is ``DoesNotFit``.
+a slice of them there), or an element tree over host arrays (computed into a host array
+first, streamed). Not streamed (``StreamUnsupported``): a source, defaults or indices
+that hold a collective, or that are not on the host; a result that does not fit the
+budget is ``DoesNotFit``.
 """
 
 from __future__ import annotations
@@ -96,7 +97,11 @@ def recognise(root: object) -> StreamedPermute | StreamedFilter | None:
     if isinstance(defaults, ArrayNode) and needs_scheduler(defaults):
         raise unsupported(f"the {root.name}'s defaults hold a collective or shared work")
     if isinstance(root, Scatter) and not _indices(root.to):
-        raise unsupported("the scatter's indices are neither a host nor a device array")
+        if not isinstance(root.to, ArrayNode) or needs_scheduler(root.to):
+            raise unsupported(
+                "the scatter's indices are neither an array nor an element tree over host "
+                "arrays"
+            )
     return StreamedPermute(root, producer)
 
 
@@ -134,7 +139,9 @@ def need(st: StreamedPermute | StreamedFilter) -> int:
     if isinstance(st, StreamedFilter):
         item = sum(dt.itemsize for dt in source_dtypes(st.node.a))
         return inputs + item * math.prod(shape)
-    to = st.node.to.nbytes if isinstance(st.node, Scatter) else 0
+    to = 0
+    if isinstance(st.node, Scatter):
+        to = math.prod(shape_of(st.node.to)) * source_dtypes(st.node.to)[0].itemsize
     return inputs + to + _result_bytes(st.node) + _index_bytes(st.node)
 
 
@@ -155,6 +162,8 @@ def run(st: StreamedPermute | StreamedFilter, dtype: Any = None, rows: int | Non
     unstreamed ``compute_g``'s bits."""
     shape = shape_of(st.producer)
     ctx = device_context()
+    if isinstance(st, StreamedPermute) and isinstance(st.node, Scatter):
+        st = replace(st, node=replace(st.node, to=_computed_indices(st.node.to, rows)))
     if 0 in shape:  # (nothing to stream: the unstreamed skeleton over the empty source)
         parts = [np.empty(shape, dt) for dt in source_dtypes(st.node.a)]
         sources = {"a": _pack(parts), **_fixed_sources(st, ctx)}
@@ -165,6 +174,17 @@ def run(st: StreamedPermute | StreamedFilter, dtype: Any = None, rows: int | Non
         p = calls.prepare(st.producer, shape, None, rows=rows, cut=_cut(st))
         out = _filter(st, p) if isinstance(st, StreamedFilter) else _permute(st, p)
     return out if dtype is None else cast(out, dtype)
+
+
+def _computed_indices(to: Any, rows: int | None) -> Any:
+    """``scatter``'s indices as an array: an element tree over host arrays computed into a
+    host array first (streamed: it may be as long as the source), an array as it is."""
+    if not isinstance(to, ArrayNode):
+        return to
+    shape = tuple(shape_of(to))
+    if 0 in shape:
+        return np.empty(shape, source_dtypes(to)[0])
+    return calls.run(to, shape, rows=rows)
 
 
 def _pack(arrays: Sequence[Any]) -> Any:

@@ -263,7 +263,6 @@ def _shared(node):
 
 
 R4 = X200.reshape(5, 4, 5, 2)
-TO200 = RNG.integers(0, 12, 200)
 
 
 def to_row(i, j, k, m):
@@ -274,18 +273,18 @@ def _permute4():
     return ol.permute(add, np.zeros(5, np.float32), to_row, R4)
 
 
-def ident(i):
-    return i
+def one():
+    return 1
 
 
 UNSUPPORTED = {
-    "scatter-of-delayed-indices": (
-        lambda: ol.scatter(ol.map(ident, TO200), np.zeros(12), X200),
-        "the scatter's indices are neither a host nor a device array",
+    "permute-of-a-0-d-source": (
+        lambda: ol.permute(add, np.zeros(100), one, np.array(2.0)),
+        "the permute's source is 0-d",
     ),
-    "map-of-a-scatter-of-delayed-indices": (
-        lambda: ol.map(scaled, ol.scatter(ol.map(ident, TO200), np.zeros(12), X200)),
-        "the scatter's indices are neither a host nor a device array",
+    "map-of-a-permute-of-a-0-d-source": (
+        lambda: ol.map(scaled, ol.permute(add, np.zeros(100), one, np.array(2.0))),
+        "the permute's source is 0-d",
     ),
 }
 
@@ -358,7 +357,7 @@ def test_a_tree_refused_with_memory_error_that_cannot_stream_raises_it(monkeypat
     monkeypatch.setattr(stream, "device_budget", lambda name: 500)  # (the free memory)
     with pytest.raises(MemoryError, match="no room"):
         stream.compute_tree(
-            _gpu_context(), UNSUPPORTED["map-of-a-scatter-of-delayed-indices"][0](), None, _refused
+            _gpu_context(), UNSUPPORTED["map-of-a-permute-of-a-0-d-source"][0](), None, _refused
         )
 
 

@@ -41,6 +41,10 @@ def dest_or_drop(i):
     return IGNORE if i % 7 == 3 else (i * 5) % 12
 
 
+def mirrored(t):
+    return 11 - t
+
+
 def dest4(i, j, k, m):
     return (i * 5 + j * 3 + k + m) % 12
 
@@ -73,6 +77,7 @@ PERMUTES = {
     "rank-4": lambda: ol.permute(add, np.zeros(12), dest4, M.reshape(40, 2, 3, 1)),
     "rank-5-first-wins": lambda: ol.permute(first_wins, np.zeros(12), dest5, R5),
     "scatter-device-indices": lambda: ol.scatter(SimDeviceArray(TO), np.full(12, -1.0), V64),
+    "scatter-delayed-indices": lambda: ol.scatter(ol.map(mirrored, TO), np.full(12, -1.0), V64),
 }
 
 
