@@ -8,8 +8,8 @@ part needs more device memory than the budget:
 * a collective or stencil whose sources are now element trees over host arrays is one
   that streaming covers (``offload.stream.trees``): it is computed streamed where its
   inputs and result exceed the budget, else unstreamed on the device, and its result
-  comes back to the host as the array its consumers read (each item of a ``_total``
-  scan's pair that the tree reads is a part of its own: the scan runs once for each);
+  comes back to the host as the array its consumers read (a ``_total`` scan runs once,
+  its pair kept for each item the tree reads);
 * an element node used twice that is not ``trivial`` is computed once into host arrays
   (streamed where it exceeds the budget), as the scheduler materialises it on the device;
 * what is left of the root -- an element tree over host arrays -- is computed streamed or
@@ -58,6 +58,8 @@ class _Streamer:
         self.rows = rows
         self.uses = count_uses(root)
         self.done: dict[int, object] = {}
+        self.pairs: dict[int, Any] = {}
+        """A ``_total`` scan's host results (the pair), by the id of the scan."""
         self.keep: list[object] = []  # (the rewritten nodes, so that no id is reused)
 
     def rewrite(self, node: object) -> object:
@@ -72,11 +74,13 @@ class _Streamer:
             return self.done[key]
         self.keep.append(node)
         out: object
-        if isinstance(node, Part):  # (its whole scan is streamed with it: scans.recognise)
-            whole = self._rebuilt(node.whole)
-            out = self._collective(node if whole is node.whole else Part(whole, node.index))  # type: ignore[arg-type]
+        if isinstance(node, Part):  # (both items of a ``_total`` scan: one streamed run)
+            pair = self.pairs.get(id(node.whole))
+            if pair is None:
+                pair = self.pairs[id(node.whole)] = self._computed(self._rebuilt(node.whole))
+            out = as_arrays_source(pair[node.index])
         elif k in (SCHEDULED, COLLECTIVE):
-            out = self._collective(self._rebuilt(node))
+            out = as_arrays_source(self._computed(self._rebuilt(node)))
         else:
             out = self._rebuilt(node)
             if self.uses[key] > 1 and not trivial(out):
@@ -87,8 +91,9 @@ class _Streamer:
     def _rebuilt(self, node: ArrayNode) -> ArrayNode:
         return rebuild(node, {attr: self.rewrite(src) for attr, src in node.sources()})
 
-    def _collective(self, node: ArrayNode) -> object:
-        """A collective over element trees computed into host arrays, as a source."""
+    def _computed(self, node: ArrayNode) -> Any:
+        """A collective over element trees computed into host arrays (a tuple for a
+        tuple result, the pair of a ``_total`` scan)."""
         try:
             st = trees.recognise(node)
         except StreamUnsupported as err:
@@ -96,7 +101,7 @@ class _Streamer:
                 raise
             need = _need(node)
             if need <= self.limit:
-                return as_arrays_source(_unstreamed(node))
+                return _unstreamed(node)
             raise StreamUnsupported.at(
                 f"{err.diagnostics[0].message}, and its inputs and result ({need} bytes) "
                 f"exceed ol.config.device_memory_limit ({self.limit} bytes)",
@@ -104,8 +109,8 @@ class _Streamer:
                 hint=err.diagnostics[0].hint,
             ) from None
         if self.limit is not None and trees.need(st) <= self.limit:
-            return as_arrays_source(_unstreamed(node))
-        return as_arrays_source(trees.run(st, None, self.rows))
+            return _unstreamed(node)
+        return trees.run(st, None, self.rows)
 
     def element(self, tree: object, dtype: Any) -> Any:
         """An element tree over host arrays computed into host arrays (streamed where it

@@ -96,12 +96,14 @@ def recognise(root: object) -> StreamedPermute | StreamedFilter | None:
     defaults = root.defaults
     if isinstance(defaults, ArrayNode) and needs_scheduler(defaults):
         raise unsupported(f"the {root.name}'s defaults hold a collective or shared work")
-    if isinstance(root, Scatter) and not _indices(root.to):
-        if not isinstance(root.to, ArrayNode) or needs_scheduler(root.to):
-            raise unsupported(
-                "the scatter's indices are neither an array nor an element tree over host "
-                "arrays"
-            )
+    if (
+        isinstance(root, Scatter)
+        and not _indices(root.to)
+        and (not isinstance(root.to, ArrayNode) or needs_scheduler(root.to))
+    ):
+        raise unsupported(
+            "the scatter's indices are neither an array nor an element tree over host arrays"
+        )
     return StreamedPermute(root, producer)
 
 

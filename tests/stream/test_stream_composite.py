@@ -87,12 +87,39 @@ def test_a_cast_applies_to_the_root():
 
 
 @sim
-def test_a_part_streaming_does_not_cover_is_named_with_its_size():
-    source = ol.scanl1(add, V.reshape(10, 12, 10, 10))  # (streamed: a scan of rows)
-    tree = ol.map(lambda v: v + 1.0, ol.permute(add, np.zeros(10, np.float32), to_row, source))
+def test_a_permute_of_rank_4_over_a_scan_streams_part_by_part(streamed):
+    source = ol.scanl1(add, V.reshape(1000, 3, 2, 2))  # (streamed: a scan of rows)
+    tree = ol.map(lambda v: v + 1.0, ol.permute(add, np.zeros(1000, np.float32), to_row, source))
+    want = bits(ol.compute_g(tree))
     ol.config.device_memory_limit = LIMIT
-    with pytest.raises(StreamUnsupported, match=r"rank above 3, .*\(48080 bytes\) exceed"):
+    assert bits(ol.compute_g(tree)) == want
+    assert streamed == ["StreamedScan", "StreamedPermute"]
+
+
+def one():
+    return 1
+
+
+@sim
+def test_a_part_streaming_does_not_cover_is_named_with_its_size():
+    tree = ol.map(lambda v: v + 1.0, ol.permute(add, np.zeros(10000), one, np.array(2.0)))
+    ol.config.device_memory_limit = LIMIT
+    with pytest.raises(StreamUnsupported, match=r"source is 0-d, .*\(\d+ bytes\) exceed"):
         ol.compute_g(tree)
+
+
+def _both_items():
+    excl, total = ol.scanl_total(add, 0.0, X)
+    return ol.zip_with(add, ol.fold(add, 0.0, excl), total)
+
+
+@sim
+def test_a_tree_reading_both_items_of_a_total_scan_streams_it_once(streamed):
+    tree = _both_items()
+    want = bits(ol.compute_g(tree))
+    ol.config.device_memory_limit = LIMIT
+    assert bits(ol.compute_g(tree)) == want
+    assert streamed.count("StreamedScan") == 1
 
 
 @sim
