@@ -62,6 +62,24 @@ def kernels() -> dict[str, Any]:
 
     fold_thread = cuda.jit(device=True)(thread_values)
 
+    def shfl_block(v: Any, sm: Any, tid: int) -> Any:
+        """The block's values folded by warp shuffles, then over the warps in order: the
+        total in thread 0 (``sm``: a shared slot a warp)."""
+        d = 16
+        while d > 0:
+            v = v + cuda.shfl_down_sync(0xFFFFFFFF, v, d)
+            d >>= 1
+        if tid & 31 == 0:
+            sm[tid >> 5] = v
+        cuda.syncthreads()
+        b = sm[0]
+        if tid == 0:
+            for w in range(1, THREADS // 32):
+                b = b + sm[w]
+        return b
+
+    shfl = cuda.jit(device=True)(shfl_block)
+
     @cuda.jit
     def small_tree(x: Any, n: int, part: Any, count: Any, out: Any) -> None:
         sm = cuda.shared.array(THREADS, float32)
@@ -98,23 +116,11 @@ def kernels() -> dict[str, Any]:
         sm = cuda.shared.array(THREADS // 32, float32)
         last = cuda.shared.array(1, int32)
         tid = cuda.threadIdx.x
-        lane = tid & 31
-        warp = tid >> 5
         nb = cuda.gridDim.x
         step = nb * THREADS
         k = cuda.blockIdx.x * THREADS + tid
-        acc = fold_thread(x, n, k, step)
-        d = 16
-        while d > 0:
-            acc = acc + cuda.shfl_down_sync(0xFFFFFFFF, acc, d)
-            d >>= 1
-        if lane == 0:
-            sm[warp] = acc
-        cuda.syncthreads()
+        b = shfl(fold_thread(x, n, k, step), sm, tid)
         if tid == 0:
-            b = sm[0]
-            for w in range(1, THREADS // 32):
-                b = b + sm[w]
             part[cuda.blockIdx.x] = b
             cuda.threadfence()
             last[0] = int32(cuda.atomic.add(count, 0, 1) == nb - 1)
@@ -126,17 +132,8 @@ def kernels() -> dict[str, Any]:
             while j < nb:
                 v = v + part[j]
                 j += THREADS
-            d = 16
-            while d > 0:
-                v = v + cuda.shfl_down_sync(0xFFFFFFFF, v, d)
-                d >>= 1
-            if lane == 0:
-                sm[warp] = v
-            cuda.syncthreads()
+            b = shfl(v, sm, tid)
             if tid == 0:
-                b = sm[0]
-                for w in range(1, THREADS // 32):
-                    b = b + sm[w]
                 out[0] = b
                 count[0] = 0
 
