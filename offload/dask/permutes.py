@@ -3,7 +3,7 @@
 ``compute_s`` combines the source elements into a copy of ``defaults`` in row-major
 order: ``out[d] = f(a[i], out[d])``. Here each non-empty block of ``a`` (and of ``to``)
 is permuted by offload on the worker, its index function seeing global indices (the
-block's offset added, ``wrappers.shifted``):
+block's offset added, ``generated.shifted``):
 
 * the first block, into ``defaults`` itself: for that block's elements, ``compute_s``'s
   combines, bit for bit;
@@ -38,8 +38,9 @@ from offload.acc.permute import Permute, PermuteIndexError, Scatter, scatter
 from offload.dask.runtime import Runner, block_source, canonical, job_token, xp_of
 from offload.dask.sources import Sources, collect
 from offload.dask.tasks import Key, Static, Tasks, block_key, grid
-from offload.dask.wrappers import kept, marked, same_index, set_offset, shifted
+from offload.dask.wrappers import kept, marked, same_index, set_offset
 from offload.diagnostics import TypeMismatch
+from offload.frontend.generated import shifted
 from offload.stream.fold import SPLIT_EVERY
 
 Values = tuple[Any, ...]

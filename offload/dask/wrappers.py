@@ -2,9 +2,10 @@
 like the user's own (the language has no ``*args``: each is written out for the rank or
 arity it serves, ``offload.frontend.generated``).
 
-* ``shifted``: the index function at *global* indices. A task permutes one block of the
-  source, whose indices start at 0; the wrapper adds the block's offset ``at`` (a
-  captured tuple of ints: a kernel argument, not a constant) before calling ``ix``.
+* ``shifted`` (``offload.frontend.generated.shifted``, shared with streaming): the index
+  function at *global* indices. A task permutes one block of the source, whose indices
+  start at 0; the wrapper adds the block's offset ``at`` (a captured tuple of ints: a
+  kernel argument, not a constant) before calling ``ix``.
 * ``marked``: the combine over values that carry a flag "some element reached this
   cell". A block's partial result starts with every flag off; the first element to
   reach a cell is stored as it is, each later one combined with ``f(new, old)`` -- so a
@@ -28,19 +29,6 @@ from typing import Any
 from offload.frontend import generated
 
 Fn = Callable[..., Any]
-
-
-def shifted(rank: int) -> Callable[[Fn, tuple[int, ...]], Fn]:
-    """The factory of ``shifted`` for a source of ``rank`` axes: ``make(ix, at)``."""
-    names = generated.params("i", rank)
-    moved = ", ".join(f"i{k} + at[{k}]" for k in range(rank))
-    return generated.factory(
-        "make",
-        "def make(ix, at):\n"
-        f"    def shifted({names}):\n"
-        f"        return ix({moved})\n\n"
-        "    return shifted\n",
-    )
 
 
 def marked(m: int) -> Callable[[Fn], Fn]:

@@ -38,3 +38,17 @@ def factory(name: str, text: str) -> Callable[..., Any]:
 def params(prefix: str, count: int) -> str:
     """``"p0, p1, ..."``: ``count`` names with ``prefix``."""
     return ", ".join(f"{prefix}{k}" for k in range(count))
+
+
+def shifted(rank: int) -> Callable[..., Any]:
+    """The factory ``make(ix, at)`` of an index function of ``rank`` parameters that calls
+    ``ix`` at its indices plus the captured tuple ``at`` (a chunk's or block's offset:
+    a kernel argument, read at each call, so one lowering serves every offset)."""
+    moved = ", ".join(f"i{k} + at[{k}]" for k in range(rank))
+    return factory(
+        "make",
+        "def make(ix, at):\n"
+        f"    def shifted({params('i', rank)}):\n"
+        f"        return ix({moved})\n\n"
+        "    return shifted\n",
+    )

@@ -274,13 +274,6 @@ class _InOrder:
 def _shifted(ix: Callable[..., Any], lo: int, rank: int) -> Callable[..., Any]:
     """``ix`` of a chunk's local indices: its global indices are the local ones with
     ``lo`` added to the first (the index function sees what it sees unstreamed)."""
-    names = generated.params("i", rank)
-    rest = names.partition(", ")[2]
-    text = (
-        "def make(ix, lo):\n"
-        f"    def shifted({names}):\n"
-        f"        return ix(i0 + lo{', ' + rest if rest else ''})\n\n"
-        "    return shifted\n"
-    )
-    shifted: Callable[..., Any] = generated.factory("make", text)(ix, lo)
-    return shifted
+    at = (lo,) + (0,) * (rank - 1)
+    made: Callable[..., Any] = generated.shifted(rank)(ix, at)
+    return made
