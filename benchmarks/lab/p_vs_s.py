@@ -7,9 +7,11 @@ a loaded machine the two see different contention, and the first calls of ``comp
 are its thread choice measuring both ways (``offload.cpu.threads``). Here each benchmark's
 calls alternate, ``compute_s`` then ``compute_p``, after ``--warm`` alternations that are
 not timed, so both run beside the same load, and ``compute_p``'s settled choice is timed.
-``--load K`` runs K busy processes (a Python spin loop each) for the whole measurement.
+``--load K`` runs K busy processes (a Python spin loop each) for the whole measurement;
+``--bursty K`` runs K processes busy and asleep by turns (``BURST``) instead.
 
-    python -m benchmarks.lab.p_vs_s [--size quick] [--repeat 40] [--warm 40] [--load 2] [NAMES]
+    python -m benchmarks.lab.p_vs_s [--size quick] [--repeat 40] [--warm 40] [--load 2]
+                                    [--bursty 2] [NAMES]
 
 Prints, per benchmark, the median seconds of each target and ``s/p`` (above 1:
 ``compute_p`` faster; the target is at least 0.9), then the smallest ratio.
@@ -30,6 +32,16 @@ import offload as ol
 from benchmarks.suite import ALL
 
 SPIN = "while True: pass"
+BURST = """\
+import random, time
+random.seed({seed})
+while True:
+    end = time.perf_counter() + random.uniform(0.001, 0.02)
+    while time.perf_counter() < end:
+        pass
+    time.sleep(random.uniform(0.001, 0.02))
+"""
+"""A bursty load: busy for 1-20 ms, asleep for 1-20 ms (a CI run's compiles and tests)."""
 
 
 def measure(name: str, size: str, repeat: int, warm: int) -> dict[str, Any]:
@@ -61,9 +73,11 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=40)
     ap.add_argument("--warm", type=int, default=40)
     ap.add_argument("--load", type=int, default=0, help="busy processes beside the run")
+    ap.add_argument("--bursty", type=int, default=0, help="bursty processes beside the run")
     ap.add_argument("--json", default=None)
     args = ap.parse_args()
-    spinners = [subprocess.Popen([sys.executable, "-c", SPIN]) for _ in range(args.load)]
+    programs = [SPIN] * args.load + [BURST.format(seed=k) for k in range(args.bursty)]
+    spinners = [subprocess.Popen([sys.executable, "-c", text]) for text in programs]
     try:
         if spinners:
             time.sleep(2.0)
@@ -73,6 +87,7 @@ def main() -> None:
         for proc in spinners:
             proc.kill()
     print(f"== compute_p against compute_s, {args.size}, {args.load} busy processes, "
+          f"{args.bursty} bursty, "
           f"{os.cpu_count()} cores, load {load:.2f} ==")  # fmt: skip
     print("| benchmark | compute_s | compute_p | s/p |")
     print("|---|---:|---:|---:|")
@@ -83,7 +98,8 @@ def main() -> None:
     print(f"lowest s/p: {worst['s_over_p']:.3f} ({worst['name']}; target >= 0.9)")
     if args.json:
         with open(args.json, "w", encoding="utf-8") as f:
-            json.dump({"size": args.size, "load": args.load, "rows": rows}, f, indent=1)
+            record = {"size": args.size, "load": args.load, "bursty": args.bursty, "rows": rows}
+            json.dump(record, f, indent=1)
 
 
 if __name__ == "__main__":

@@ -165,23 +165,43 @@ def _affine(rank: int) -> Any:
 
 @pytest.mark.parametrize(
     "shape",
-    [(3, 2, 2 * TILE + 3), (2, 3, 1, 4), (2, 1, 3, 2, 5), (1, 2, 1, 2, 1, TILE + 1)],
+    [
+        (3, 2, 2 * TILE + 3),
+        (2, 3, 1, 4),
+        (2, 1, 3, 2, 5),
+        (1, 2, 1, 2, 1, TILE + 1),
+        (3, 4, 5),
+        (2, 3, 4, 6),
+        (5, 7),
+    ],
     ids=str,
 )
 def test_any_split_of_the_tasks_computes_every_element_once(shape: tuple[int, ...]) -> None:
-    # the rank >= 2 kernel decodes its first task once, then steps tile and row as an
-    # odometer: a range starting at any task, across every axis's carry, is right
+    # rows of one tile run as runs of whole rows per plane, longer rows as tiles stepped
+    # as an odometer: ranges starting and ending at any task (three ranges: one may start
+    # and end inside a plane), across every axis's carry, are right
     a = np.random.default_rng(2).standard_normal(shape)
     fn = _affine(len(shape))
     want = compute(fn, shape, [a])[0]
     kernel = CPU_PAR.compile(fn, CompileOptions())
     tasks = task_count(shape)
-    for split in range(tasks + 1):
-        got = np.full(shape, np.nan)
-        err = np.zeros(kernel.err_size, np.int64)
-        for lo, hi in ((0, split), (split, tasks)):
-            kernel._call((lo, hi, *shape, got, a, err))
-        np.testing.assert_array_equal(got, want, err_msg=f"split at task {split}")
+    for s1 in range(tasks + 1):
+        for s2 in range(s1, tasks + 1):
+            got = np.full(shape, np.nan)
+            err = np.zeros(kernel.err_size, np.int64)
+            for lo, hi in ((0, s1), (s1, s2), (s2, tasks)):
+                kernel._call((lo, hi, *shape, got, a, err))
+            np.testing.assert_array_equal(got, want, err_msg=f"split at tasks {s1}, {s2}")
+
+
+def test_rows_of_one_tile_run_as_cpu_seq_nest() -> None:
+    # whole rows: the last axis is range(n) (LLVM peels border tests off a loop from 0),
+    # the rows of a plane range(a, b); rows longer than a tile are tiles range(lo, hi)
+    b = np.ones((3, 4, 5))
+    text = CPU_PAR.source(_lowered(lambda i, j, k: b[i, j, k] + 1.0, 3), CompileOptions())
+    assert "if tiles == 1:" in text
+    assert "for _r2 in range(n2):" in text and "for _r1 in range(a, b):" in text
+    assert "for _r2 in range(lo, hi):" in text
 
 
 # -- the parallel driver -----------------------------------------------------------------
