@@ -60,8 +60,9 @@ def _call(target: Target, shape_or_delayed: Any, fn: Any, dtype: Any, out: Any) 
     if fn is None and needs_scheduler(shape_or_delayed):
         # A tree holding collectives (or shared work): computed stage by stage.
         ctx = _context(target, options)
-        if target is GPU and out is None:  # (streamed where its host inputs are too large)
-            return stream.compute_tree(ctx, shape_or_delayed, dtype, replay.compute)
+        if target is GPU and (out is None or stream.host_out(out)):
+            # (streamed where its host inputs are too large)
+            return stream.compute_tree(ctx, shape_or_delayed, dtype, replay.compute, out)
         return replay.compute(ctx, shape_or_delayed, dtype, out)
     stamp, backend = target.state
     if stamp is not options:

@@ -362,9 +362,10 @@ def _specialisation(  # noqa: PLR0917  (the full path's state, passed without a 
 
 
 def wanted_dtypes(
-    dtype: Any, out: Any, results: Sequence[ScalarType]
+    dtype: Any, out: Any, results: Sequence[ScalarType | np.dtype[Any]]
 ) -> tuple[np.dtype[Any], ...] | None:
-    """The result dtypes ``dtype=``/``out=`` ask for (``None``: the function's own).
+    """The result dtypes ``dtype=``/``out=`` ask for (``None``: the function's own), where
+    ``results`` are the function's own (IR types or NumPy dtypes).
 
     ``out=`` follows NumPy's ufunc ``out=``: each array must be writeable, and the result
     (of ``dtype=`` where given) must cast to its dtype under the ``same_kind`` rule."""
@@ -384,7 +385,10 @@ def wanted_dtypes(
             raise TypeError(f"out= takes an array (or a tuple of arrays), not {type(o).__name__}")
     if len(outs) != nresults:
         raise ValueError(f"out= has {len(outs)} array(s) but the function returns {nresults}")
-    froms = [r.dtype for r in results] if dts is None else [np.dtype(d) for d in dts]
+    if dts is None:
+        froms = [r if isinstance(r, np.dtype) else r.dtype for r in results]
+    else:
+        froms = [np.dtype(d) for d in dts]
     dtypes = [array_dtype(o) for o in outs]  # (torch's and JAX's dtypes are their own)
     for k, (o, natural, dt) in enumerate(zip(outs, froms, dtypes, strict=True)):
         which = "out=" if nresults == 1 else f"out=[{k}]"

@@ -28,7 +28,8 @@ limit; ``offload.stream.trees`` says which is which).
 the unstreamed call is refused with ``MemoryError`` (more than the GPU has free). An
 element call's ``out=`` may be host NumPy arrays: the chunks' results are written into
 them (no fresh result: a result written before is not first touched again, and a
-page-locked one is written by the DMA engine itself). Captured host arrays in page-locked
+page-locked one is written by the DMA engine itself); a tree's result is copied into them
+(``offload.stream.tree_out``). Captured host arrays in page-locked
 memory are read by the DMA engine in place, not staged.
 """
 
@@ -46,7 +47,7 @@ from offload.delayed import Delayed
 from offload.diagnostics import OffloadError
 from offload.runtime.staging import PINNED
 from offload.stream import compiled as cache
-from offload.stream import composite, trees
+from offload.stream import composite, tree_out, trees
 from offload.stream.calls import Prepared, execute, host_out, plan_of, prepare, run
 from offload.stream.collectives import StreamUnsupported, host_bytes
 from offload.stream.device import device_backend, device_budget, stream_backend_name
@@ -124,20 +125,23 @@ def compute_g(
     """``ol.compute_g`` always streamed: the result in chunks of rows (``rows`` per chunk,
     else the largest that fits the budget; see the module docstring). Returns host NumPy
     arrays equal bit for bit to ``ol.compute_g``'s (``out``, host NumPy arrays of an
-    element call's result: written into them). A ``fold``/``fold_all``, scan, permute,
-    filter or stencil tree streams its source (``rows``: rows of the source per chunk,
-    rounded up to what its tree allows); another tree holding collectives raises
-    ``StreamUnsupported``."""
+    element call's result: written into them; a tree's result: copied into them,
+    ``offload.stream.tree_out``). A ``fold``/``fold_all``, scan, permute, filter or
+    stencil tree streams its source (``rows``: rows of the source per chunk, rounded up
+    to what its tree allows); other trees holding collectives stream part by part
+    (``offload.stream.composite``) or raise ``StreamUnsupported``."""
     try:
         if out is not None and not host_out(out):
             raise TypeError("a streamed call's out= takes host NumPy arrays")
         if fn is None and needs_scheduler(shape):
             if out is not None:
-                raise TypeError("a streamed tree holding collectives takes no out=")
+                tree_out.check(shape, dtype, out)
             st = trees.covered(shape)
             if st is None:  # (several streamed parts, or work after one)
-                return composite.run(shape, dtype, limit=None, rows=rows)
-            return trees.run(st, dtype, rows)
+                made = composite.run(shape, dtype, limit=None, rows=rows)
+            else:
+                made = trees.run(st, dtype, rows)
+            return made if out is None else tree_out.write(out, made)
         shape, target = split_target(shape, fn)
         return run(target, shape, dtype, rows=rows, out=out)
     except OffloadError as err:
@@ -150,19 +154,21 @@ def maybe_stream(shape_or_delayed: Any, fn: Any, dtype: Any, out: Any = None) ->
     """The hook ``ol.compute_g`` calls where ``ol.config.device_memory_limit`` is set: the
     streamed result where the call's captured host arrays and results exceed the limit,
     else ``None`` (the call runs unstreamed). ``out``: host NumPy arrays the streamed
-    result is written into (a tree holding collectives takes none: ``None``)."""
+    result is written into (a tree's result is copied into them)."""
     limit = config.device_memory_limit
     if limit is None:
         return None
     if fn is None and needs_scheduler(shape_or_delayed):
         if out is not None:
-            return None
+            tree_out.check(shape_or_delayed, dtype, out)
         st = trees.covered(shape_or_delayed)
         if st is not None:
-            return trees.maybe_stream(st, dtype, limit)
-        if host_bytes(shape_or_delayed) <= limit:
-            return None
-        return composite.run(shape_or_delayed, dtype, limit=limit)  # (part by part)
+            made = trees.maybe_stream(st, dtype, limit)
+        elif host_bytes(shape_or_delayed) <= limit:
+            made = None
+        else:
+            made = composite.run(shape_or_delayed, dtype, limit=limit)  # (part by part)
+        return made if made is None or out is None else tree_out.write(out, made)
     shape, target = split_target(shape_or_delayed, fn)
     if not shape:
         return None
@@ -184,16 +190,16 @@ def stream_on_memory_error(shape_or_delayed: Any, fn: Any, dtype: Any, out: Any 
     into ``out``, host NumPy arrays, where given), or ``None`` where the call cannot be
     streamed."""
     if fn is None and needs_scheduler(shape_or_delayed):
-        if out is not None:
-            return None
         st = trees.covered(shape_or_delayed)
         if st is not None:
-            return trees.run(st, dtype)
-        try:
-            budget = device_budget(stream_backend_name())
-            return composite.run(shape_or_delayed, dtype, limit=budget)
-        except StreamUnsupported:
-            return None
+            made = trees.run(st, dtype)
+        else:
+            try:
+                budget = device_budget(stream_backend_name())
+                made = composite.run(shape_or_delayed, dtype, limit=budget)
+            except StreamUnsupported:
+                return None
+        return made if out is None else tree_out.write(out, made)
     shape, target = split_target(shape_or_delayed, fn)
     if not shape:
         return None
@@ -201,19 +207,24 @@ def stream_on_memory_error(shape_or_delayed: Any, fn: Any, dtype: Any, out: Any 
 
 
 def compute_tree(
-    ctx: Context, root: Delayed, dtype: Any, unstreamed: Callable[[Context, Any, Any, Any], Any]
+    ctx: Context,
+    root: Delayed,
+    dtype: Any,
+    unstreamed: Callable[[Context, Any, Any, Any], Any],
+    out: Any = None,
 ) -> Any:
-    """``ol.compute_g(root, dtype=dtype)`` of a tree holding collectives (``ctx``: the
-    call's; no ``out=``): streamed as ``maybe_stream`` and ``stream_on_memory_error``
-    decide, else ``unstreamed(ctx, root, dtype, None)`` (the graph scheduler's path)."""
+    """``ol.compute_g(root, dtype=dtype, out=out)`` of a tree holding collectives
+    (``ctx``: the call's; ``out``: ``None`` or host NumPy arrays): streamed as
+    ``maybe_stream`` and ``stream_on_memory_error`` decide, else ``unstreamed(ctx, root,
+    dtype, out)`` (the graph scheduler's path)."""
     if config.device_memory_limit is not None:
-        streamed = maybe_stream(root, None, dtype)
+        streamed = maybe_stream(root, None, dtype, out)
         if streamed is not None:
             return streamed
     try:
-        return unstreamed(ctx, root, dtype, None)
+        return unstreamed(ctx, root, dtype, out)
     except MemoryError:
-        streamed = stream_on_memory_error(root, None, dtype)
+        streamed = stream_on_memory_error(root, None, dtype, out)
         if streamed is None:
             raise
         return streamed
