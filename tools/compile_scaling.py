@@ -5,6 +5,7 @@ lowering, the common pipeline) and, with ``--numba``, a cold ``compute_s`` and a
 
   python tools/compile_scaling.py                       # IR stages, 10..1000 lines
   python tools/compile_scaling.py --numba --sizes 10,20,30 --shapes divmod-chain
+  python tools/compile_scaling.py --numba --rank 2 --sizes 30,100  # f(i, j): i = i + j first
 
 What is timed: ``ir_s`` in this process. ``compute_s``/``compute_p`` each in a fresh Python
 process with an empty ``OFFLOAD_CACHE_DIR`` (``cold_seconds``): the first call of the
@@ -99,6 +100,24 @@ def scaling_case(shape: str, n: str, folder: str) -> tuple[int, Any]:
     return 4, load(shape, int(n), Path(folder))
 
 
+def scaling_case_2d(shape: str, n: str, folder: str) -> tuple[tuple[int, int], Any]:
+    """``scaling_case`` of rank 2 (``compute_p``'s rank >= 2 kernel holds the body twice,
+    ``offload.cpu.loopnest``): ``f(i, j)`` begins ``i = i + j``, over 2 x 2 elements."""
+    import importlib.util
+
+    from tests.opt.scaling import SHAPES
+
+    text = SHAPES[shape](int(n)).replace("def f(i):\n", "def f(i, j):\n    i = i + j\n", 1)
+    path = Path(folder) / f"scaling2_{shape.replace('-', '_')}_{n}.py"
+    path.write_text(text)
+    spec = importlib.util.spec_from_file_location(path.stem, path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[path.stem] = module
+    spec.loader.exec_module(module)
+    return (2, 2), module.f
+
+
 def main() -> int:
     from tests.opt.scaling import SHAPES, ir_seconds, load
 
@@ -107,7 +126,9 @@ def main() -> int:
     p.add_argument("--shapes", default=",".join(SHAPES))
     p.add_argument("--numba", action="store_true", help="also time cold compute_s, compute_p")
     p.add_argument("--limit", type=float, default=120, help="skip larger sizes after this")
+    p.add_argument("--rank", type=int, choices=(1, 2), default=1, help="the cold calls' rank")
     args = p.parse_args()
+    case = "compile_scaling:scaling_case" + ("_2d" if args.rank == 2 else "")
     from offload.diagnostics import OffloadError
 
     folder = Path(tempfile.mkdtemp(prefix="offload-scaling-"))
@@ -126,8 +147,8 @@ def main() -> int:
             row = f"{shape:14s} {n:6d} {ir:8.3f}"
             slow = ir > args.limit
             if args.numba:
-                cs = cold_seconds("s", "compile_scaling:scaling_case", shape, str(n))
-                cp = cold_seconds("p", "compile_scaling:scaling_case", shape, str(n))
+                cs = cold_seconds("s", case, shape, str(n))
+                cp = cold_seconds("p", case, shape, str(n))
                 row += f" {cs:10.3f} {cp:10.3f}"
                 slow = slow or max(cs, cp) > args.limit
             print(row, flush=True)

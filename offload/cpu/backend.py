@@ -27,7 +27,7 @@ import numpy as np
 
 from offload.backend import Launcher, Pinned, PreparedLaunches
 from offload.cpu.diskcache import CpuDiskCache, kernel_key
-from offload.cpu.loopnest import CpuHooks, kernel_function, task_count
+from offload.cpu.loopnest import TILES_KERNEL, CpuHooks, kernel_function, task_count, tiled
 from offload.cpu.parallel import KERNEL_FLAGS, ForkGuard, flags_compiler
 from offload.cpu.symbols import ensure_int128_helpers
 from offload.cpu.threads import ThreadChoice, now, quiet_threading
@@ -79,9 +79,14 @@ class CpuKernel:
         """``cpu-par``: the captures that are 0-d arrays, passed as 1-element views
         (numba's gufunc, the driver's ``prange`` body, takes a 0-d array for a scalar; the
         kernel reads either with ``.item()``)."""
-        self._entries: dict[tuple[bytes, ...], int] = {}
-        """``cpu-par``: the kernel's entry address per argument types (numba's fingerprints
-        of the arguments, as its dispatcher keys its own lookup)."""
+        self._entries: dict[tuple[object, ...], int] = {}
+        """``cpu-par``: the kernel's entry address per kernel (``kernel`` or the tiles') and
+        argument types (numba's fingerprints of the arguments, as its dispatcher keys its
+        own lookup)."""
+        self.tiles: Callable[[], Any] | None = None
+        """``cpu-par`` of rank >= 2: builds the dispatcher of the kernel of rows longer than
+        a tile (``offload.cpu.loopnest.TILES_KERNEL``), on the first launch that needs it."""
+        self._tiles: Any = None
         self.threads: ThreadChoice | None = None
         """``cpu-par``: one thread or all, per launch (``offload.cpu.threads``)."""
         self.dispatcher = dispatcher
@@ -94,7 +99,8 @@ class CpuKernel:
         ]
         self._scalars = any(t is not None for t in self.scalar_types)
         self._no_err = np.zeros(self.err_size, np.int64)
-        self._warm = False
+        self._warmed: set[int] = set()
+        """The dispatchers (``id``) that have compiled for a first launch."""
         self.loop_vectorize = True
         """False: compile without LLVM's loop vectoriser (``divides_under_a_branch``)."""
 
@@ -119,7 +125,7 @@ class CpuKernel:
         elif not choice.timed:
             self._launch(shape, outs, captures, threads)
             return
-        warm = self._warm
+        warm = id(self._dispatcher_for(shape)) in self._warmed
         start = now()
         used = self._launch(shape, outs, captures, threads)
         if warm and used is not None:
@@ -154,14 +160,15 @@ class CpuKernel:
         used: int | None = 1
         try:
             if self.driver is None:
-                self._call(args)
+                self._call(args, self.dispatcher)
             else:
                 tasks = task_count(shape)
+                dispatcher = self._dispatcher_for(shape)
                 if threads > 1 and tasks > 1:
                     used = min(threads, tasks)
-                    used = used if self._run_ranges(tasks, used, args) else None
+                    used = used if self._run_ranges(dispatcher, tasks, used, args) else None
                 else:  # one thread: the kernel over all tasks here, no driver
-                    self._call((0, tasks, *args))
+                    self._call((0, tasks, *args), dispatcher)
         except IndexError as exc:  # numba's own boundscheck (e.g. an out= of the wrong shape)
             raise KernelFault.at(
                 f"out-of-bounds access in the kernel of '{self.fn.name}': {exc}", self.fn.span
@@ -170,7 +177,16 @@ class CpuKernel:
             raise self._bounds_error(err)
         return used
 
-    def _run_ranges(self, tasks: int, ranges: int, args: tuple[Any, ...]) -> bool:
+    def _dispatcher_for(self, shape: tuple[int, ...]) -> Any:
+        """The dispatcher a launch over ``shape`` runs: ``kernel``'s, or (``cpu-par``, rows
+        longer than a tile) the tiles kernel's, built on first need."""
+        if self.tiles is None or not tiled(shape):
+            return self.dispatcher
+        if self._tiles is None:
+            self._tiles = self.tiles()
+        return self._tiles
+
+    def _run_ranges(self, dispatcher: Any, tasks: int, ranges: int, args: tuple[Any, ...]) -> bool:
         """The kernel over ``ranges`` contiguous ranges of its tasks at once on numba's
         threads, by the parallel driver (``offload.cpu.parallel``); False where these
         argument types were new to it."""
@@ -178,7 +194,7 @@ class CpuKernel:
 
         assert self.driver is not None
         try:
-            key: tuple[bytes, ...] | None = tuple(map(compute_fingerprint, args))
+            key: tuple[object, ...] | None = (id(dispatcher), *map(compute_fingerprint, args))
         except (TypeError, ValueError, NotImplementedError):  # (no fingerprint: look each time)
             key = None
         entry = self._entries.get(key) if key is not None else None
@@ -189,9 +205,9 @@ class CpuKernel:
 
         from offload.cpu.parallel import entry_address
 
-        self._call((0, 0, *args))  # compiles the kernel for these types here, if new
-        types = tuple(self.dispatcher.typeof_pyval(a) for a in (0, 0, *args))
-        entry = entry_address(self.dispatcher, types)
+        self._call((0, 0, *args), dispatcher)  # compiles the kernel for these types, if new
+        types = tuple(dispatcher.typeof_pyval(a) for a in (0, 0, *args))
+        entry = entry_address(dispatcher, types)
         if key is not None:
             self._entries[key] = entry
         with warnings.catch_warnings():  # the driver may compile for these types
@@ -199,20 +215,20 @@ class CpuKernel:
             self.driver()(entry, tasks, ranges, args)
         return False
 
-    def _call(self, args: tuple[Any, ...]) -> None:
+    def _call(self, args: tuple[Any, ...], dispatcher: Any) -> None:
         """``dispatcher(*args)``, compiling a specialisation where the types are new."""
-        if not self._warm:
-            self._first_call(args)
+        if id(dispatcher) not in self._warmed:
+            self._first_call(args, dispatcher)
         elif self.loop_vectorize:
             try:
-                self.dispatcher(*args)
+                dispatcher(*args)
             except RecursionError:  # compiling a new array layout's specialisation
-                self._first_call(args)
+                self._first_call(args, dispatcher)
         else:  # a new array layout compiles a new specialisation
             with self._room():
-                _without_loop_vectoriser(lambda: self.dispatcher(*args))
+                _without_loop_vectoriser(lambda: dispatcher(*args))
 
-    def _first_call(self, args: tuple[Any, ...]) -> None:
+    def _first_call(self, args: tuple[Any, ...], dispatcher: Any) -> None:
         from numba.core.errors import NumbaError, NumbaWarning
 
         # numba compiles on first call; its performance hints are not the user's business
@@ -221,9 +237,9 @@ class CpuKernel:
             warnings.simplefilter("ignore", NumbaWarning)
             try:
                 if self.loop_vectorize:
-                    self.dispatcher(*args)
+                    dispatcher(*args)
                 else:
-                    _without_loop_vectoriser(lambda: self.dispatcher(*args))
+                    _without_loop_vectoriser(lambda: dispatcher(*args))
             except NumbaError as exc:
                 if from_recursion(exc):
                     raise self._too_large() from None
@@ -233,7 +249,7 @@ class CpuKernel:
                     self.fn.span,
                     hint="this is a bug in offload; please report it with ol.explain output",
                 ) from None
-        self._warm = True
+        self._warmed.add(id(dispatcher))
 
     @contextlib.contextmanager
     def _room(self) -> Iterator[None]:
@@ -367,10 +383,21 @@ class CpuBackend(PreparedLaunches):
             raise CompileError.at(
                 f"offload emitted invalid kernel source for '{fn.name}': {exc}", fn.span
             ) from None
-        dispatcher = numba.njit(pipeline_class=compiler, **flags)(py_func)
+        jit = numba.njit(pipeline_class=compiler, **flags)
+        dispatcher = jit(py_func)
         if flags["cache"]:
             _quiet_cache_saves(dispatcher)
         kernel = CpuKernel(fn, dispatcher, hooks, src)
+        tiles = py_func.__globals__.get(TILES_KERNEL)
+        if tiles is not None:  # (cpu-par of rank >= 2: the kernel of long rows, same module)
+
+            def tiles_dispatcher() -> Any:
+                made = jit(tiles)
+                if flags["cache"]:
+                    _quiet_cache_saves(made)
+                return made
+
+            kernel.tiles = tiles_dispatcher
         # LLVM's loop vectoriser miscompiles a range kernel's run-time divisor under a
         # branch (tests/cpu/test_parfor_udiv_segfault.py: with or without noalias)
         kernel.loop_vectorize = not (self.parallel and divides_under_a_branch(fn))

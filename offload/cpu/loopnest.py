@@ -10,23 +10,24 @@ array::
 
 The ``cpu-par`` kernel is a sequential kernel over a range of *tasks*, compiled by numba's
 plain pipeline; ``offload.cpu.parallel`` runs contiguous ranges of tasks on numba's
-threads::
+threads. For rank >= 2 the source holds two: ``kernel`` where a task is a whole row (rows
+of at most ``TILE`` elements), ``kernel_tiles`` where it is a tile of ``TILE`` elements of
+a longer row, and a launch compiles and runs the one its shape needs (``tiled``)::
 
     def kernel(t0, t1, n0, n1, out0, c0, err):
-        tiles = (n1 + 2047) // 2048
+        for i0 in range(t0, t1):
+            for i1 in range(n1):
+                <element body>
+
+    def kernel_tiles(t0, t1, n0, n1, out0, c0, err):
         <row i0 and tile of task t0>
         for task in range(t0, t1):
-            if tiles == 1:
-                for i1 in range(n1):
-                    <element body>
-            else:
-                for i1 in range(tile * 2048, min(tile * 2048 + 2048, n1)):
-                    <element body>
+            for i1 in range(tile * 2048, min(tile * 2048 + 2048, n1)):
+                <element body>
             <next tile, or the first tile of the next row>
 
-A task is an element for rank 1 and, for rank >= 2, a tile of ``TILE`` elements of one
-row (``task_count``), so the work divides well whether the outer extent is small or large
-while each tile's innermost loop stays unit-stride. It is not a numba ``prange``: numba's
+So the work divides well whether the outer extent is small or large (``task_count``)
+while each innermost loop stays unit-stride. It is not a numba ``prange``: numba's
 parallel pipeline types, simplifies and lowers the element body a second time (as the
 body of the gufunc it outlines), which made a 9-way ``if``/``elif`` float32 stencil
 compile 2.6 s cold against 0.9 s sequentially (docs/ports.md, "Compile time").
@@ -48,6 +49,9 @@ TILE = 2048
 """Elements of the last axis per task of a rank >= 2 ``cpu-par`` kernel."""
 RANGE_PARAMS = ("t0", "t1")
 """The ``cpu-par`` kernel's first parameters: it computes tasks ``t0 <= task < t1``."""
+TILES_KERNEL = "kernel_tiles"
+"""The ``cpu-par`` kernel of rows longer than ``TILE`` (rank >= 2; ``tiled``), beside
+``kernel`` in the same source and compiled only where a launch needs it."""
 
 MAX_NESTED_RANK = 3
 """``cpu-seq`` nests one loop per axis up to this rank; above it, one loop over the rows
@@ -146,7 +150,9 @@ def assign_item(arr: str, k: int, value: ast.expr) -> ast.stmt:
 def kernel_function(fn: Function, hooks: CpuHooks, parallel: bool) -> list[ast.stmt]:
     """The ``def kernel(n0.., out0.., c0.., err)`` statement that fills the outputs; with
     ``parallel``, ``def kernel(t0, t1, n0.., out0.., c0.., err)``, which fills those of
-    tasks ``t0 <= task < t1`` (see the module doc and ``task_count``).
+    tasks ``t0 <= task < t1`` (see the module doc and ``task_count``), and for rank >= 2
+    also ``def kernel_tiles(...)`` (``TILES_KERNEL``): ``kernel`` serves rows of at most
+    ``TILE`` elements, ``kernel_tiles`` longer ones (``tiled``).
 
     Local arrays (``np.empty`` in numba: a heap allocation, ~40 ns) are allocated once per
     kernel call (in ``cpu-par``, once per range of tasks: one per thread), never per element:
@@ -159,7 +165,13 @@ def kernel_function(fn: Function, hooks: CpuHooks, parallel: bool) -> list[ast.s
     params += [f"c{k}" for k in range(len(fn.captures))]
     params.append("err")
     if parallel:
-        return [_def("kernel", [*RANGE_PARAMS, *params], [*allocations, *_tasks(rank, body)])]
+        ranged = [*RANGE_PARAMS, *params]
+        if rank < 2:
+            return [_def("kernel", ranged, [*allocations, *_tasks(rank, body)])]
+        return [
+            _def("kernel", ranged, [*allocations, *_rows_of(rank, body)]),
+            _def(TILES_KERNEL, ranged, [*allocations, *_tiles_of(rank, body)]),
+        ]
     if rank == 0:
         nest = [*allocations, *body]
     elif rank > MAX_NESTED_RANK:
@@ -219,35 +231,32 @@ def _rows(rank: int, body: list[ast.stmt]) -> list[ast.stmt]:
     return [ast.For(ast.Name("row", ast.Store()), expr(f"range({rows})"), inner, [])]
 
 
-def _tasks(rank: int, body: list[ast.stmt]) -> list[ast.stmt]:
-    """``cpu-par``'s loop over tasks ``t0 .. t1 - 1`` (``task_count``).
+def tiled(shape: tuple[int, ...]) -> bool:
+    """Whether a ``cpu-par`` launch over ``shape`` runs ``TILES_KERNEL`` (rank >= 2 and rows
+    longer than ``TILE``), not ``kernel``."""
+    return len(shape) >= 2 and shape[-1] > TILE
 
-    For rank >= 2 the element body appears twice (it costs LLVM the body's time once
-    more). Rows of at most ``TILE`` elements (a task is a row) run as ``cpu-seq``'s nest
-    does: the last two axes as ``range`` loops (``_rows_of``), so LLVM peels a stencil's
-    border tests (``i == 0``, ``i == n - 1``) off a loop that starts at 0 and vectorises the
-    rest, and hoists what depends on the outer index out of the inner loop; a loop over
-    ``range(lo, hi)`` in an odometer of rows measured 10-25% slower on one thread (7-point
-    stencil of 40-element rows: 178 us against 164 us for ``cpu-seq``'s nest and for
-    this one). Longer rows (``_tiles_of``) are split into tiles, decoded once and stepped
-    as an odometer: dividing per task (the tile by the tile count, the row by each extent)
-    cost a 7-point stencil of 66-element rows a quarter of its time."""
+
+def _tasks(rank: int, body: list[ast.stmt]) -> list[ast.stmt]:
+    """``cpu-par``'s loop over tasks ``t0 .. t1 - 1`` for rank 0 and 1 (a task is the one
+    element, or an element)."""
     tasks = expr("range(t0, t1)")
     if rank == 0:
         return [ast.For(ast.Name("task", ast.Store()), tasks, body, [])]
-    if rank == 1:
-        return _index_loop(0, tasks, body)
-    last = rank - 1
-    return [
-        assign("tiles", expr(f"(n{last} + {TILE - 1}) // {TILE}")),
-        ast.If(expr("tiles == 1"), _rows_of(rank, body), _tiles_of(rank, body)),
-    ]
+    return _index_loop(0, tasks, body)
 
 
 def _rows_of(rank: int, body: list[ast.stmt]) -> list[ast.stmt]:
-    """Tasks ``t0 .. t1 - 1`` as whole rows (row-major over the axes before the last): per
-    run of rows in one plane (the axes before the last two), the plane's index is decoded
-    and the rows of the run and their elements are two ``range`` loops."""
+    """Tasks ``t0 .. t1 - 1`` as whole rows (row-major over the axes before the last), run
+    as ``cpu-seq``'s nest runs them: per run of rows in one plane (the axes before the last
+    two), the plane's index is decoded and the rows of the run and their elements are two
+    ``range`` loops. So LLVM peels a stencil's border tests (``i == 0``, ``i == n - 1``) off
+    a loop that starts at 0 and vectorises the rest, and hoists what depends on the outer
+    indices out of the inner loop: a loop over ``range(lo, hi)`` in an odometer of rows
+    measured 10-25% slower on one thread (7-point stencil of 40-element rows: 178 us
+    against 164 us for ``cpu-seq``'s nest and for this one), and one kernel holding both
+    this loop and ``_tiles_of``'s 2-8% slower than this one alone (2d-convolution: 265 us
+    against 254, ``cpu-seq`` 249)."""
     last = rank - 1
     inner = _index_loop(last, expr(f"range(n{last})"), body)
     if rank == 2:
@@ -265,7 +274,9 @@ def _rows_of(rank: int, body: list[ast.stmt]) -> list[ast.stmt]:
 
 def _tiles_of(rank: int, body: list[ast.stmt]) -> list[ast.stmt]:
     """Tasks ``t0 .. t1 - 1`` as tiles of rows longer than ``TILE``: the first task's row
-    and tile decoded once, then stepped as an odometer."""
+    and tile decoded once, then stepped as an odometer (dividing per task, the tile by the
+    tile count and the row by each extent, cost a 7-point stencil of 66-element rows a
+    quarter of its time)."""
     last = rank - 1
     first, *unravel = _unravel(expr("t0 // tiles"), rank)
     step: list[ast.stmt] = [
@@ -284,6 +295,7 @@ def _tiles_of(rank: int, body: list[ast.stmt]) -> list[ast.stmt]:
         *step,
     ]
     return [
+        assign("tiles", expr(f"(n{last} + {TILE - 1}) // {TILE}")),
         first,
         assign("tile", expr("t0 - q0 * tiles")),
         *unravel,

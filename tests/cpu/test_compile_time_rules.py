@@ -21,7 +21,7 @@ import pytest
 
 import offload as ol
 from offload.cpu import CPU_PAR, CPU_SEQ, OutOfBoundsRead
-from offload.cpu.loopnest import TILE, task_count
+from offload.cpu.loopnest import TILE, TILES_KERNEL, task_count
 from offload.cpu.parallel import KERNEL_FLAGS, entry_address
 from offload.cpu.threads import ThreadChoice
 from offload.frontend.lower import fetch_captures, lower
@@ -184,24 +184,31 @@ def test_any_split_of_the_tasks_computes_every_element_once(shape: tuple[int, ..
     fn = _affine(len(shape))
     want = compute(fn, shape, [a])[0]
     kernel = CPU_PAR.compile(fn, CompileOptions())
+    dispatcher = kernel._dispatcher_for(shape)
+    assert (dispatcher is kernel.dispatcher) == (shape[-1] <= TILE)
     tasks = task_count(shape)
     for s1 in range(tasks + 1):
         for s2 in range(s1, tasks + 1):
             got = np.full(shape, np.nan)
             err = np.zeros(kernel.err_size, np.int64)
             for lo, hi in ((0, s1), (s1, s2), (s2, tasks)):
-                kernel._call((lo, hi, *shape, got, a, err))
+                kernel._call((lo, hi, *shape, got, a, err), dispatcher)
             np.testing.assert_array_equal(got, want, err_msg=f"split at tasks {s1}, {s2}")
 
 
 def test_rows_of_one_tile_run_as_cpu_seq_nest() -> None:
     # whole rows: the last axis is range(n) (LLVM peels border tests off a loop from 0),
-    # the rows of a plane range(a, b); rows longer than a tile are tiles range(lo, hi)
+    # the rows of a plane range(a, b); rows longer than a tile are another function's
+    # tiles range(lo, hi), compiled only for a launch that has them
     b = np.ones((3, 4, 5))
     text = CPU_PAR.source(_lowered(lambda i, j, k: b[i, j, k] + 1.0, 3), CompileOptions())
-    assert "if tiles == 1:" in text
-    assert "for _r2 in range(n2):" in text and "for _r1 in range(a, b):" in text
-    assert "for _r2 in range(lo, hi):" in text
+    rows, tiles = text.split(f"def {TILES_KERNEL}(")
+    assert "for _r2 in range(n2):" in rows and "for _r1 in range(a, b):" in rows
+    assert "range(lo, hi)" not in rows
+    assert "for _r2 in range(lo, hi):" in tiles
+    kernel = CPU_PAR.compile(_lowered(lambda i, j, k: b[i, j, k] + 1.0, 3), CompileOptions())
+    kernel.launch((3, 4, 5), [np.empty((3, 4, 5))], [b])
+    assert kernel._tiles is None  # (not built: no launch had long rows)
 
 
 # -- the parallel driver -----------------------------------------------------------------
