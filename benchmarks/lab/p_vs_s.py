@@ -19,8 +19,12 @@ s/p``: the total time of the same number of calls), then the smallest of each. B
 busy processes the calls' times are two-humped (3 runnable threads on 2 cores: a call of
 10 ms is preempted for a time slice or not), and the median of either target may land in
 either hump: volume-rendering measured a median ``s/p`` of 0.71 and 0.93 in two runs of the
-same code beside ``--load 2``, where its launches took the same time on both targets (one
-thread each); the mean is the steadier figure there.
+same code beside ``--load 2`` (30 calls each), where its launches took the same time on
+both targets (one thread each); and a short call's mean moves with the few calls a time
+slice stopped (4 ms against 65 µs for ``sum``), on either target: take many calls
+(``--repeat 200``). ``p launches all/one``: the timed ``compute_p`` calls' kernel launches
+on all threads and on one (``ThreadChoice.pick``'s choices; e.g. a fold's last stage,
+launched without a choice, is not counted).
 """
 
 from __future__ import annotations
@@ -36,6 +40,7 @@ from typing import Any
 
 import offload as ol
 from benchmarks.suite import ALL
+from offload.cpu.threads import ThreadChoice
 
 SPIN = "while True: pass"
 BURST = """\
@@ -50,8 +55,24 @@ while True:
 """A bursty load: busy for 1-20 ms, asleep for 1-20 ms (a CI run's compiles and tests)."""
 
 
+LAUNCHES = {"all": 0, "one": 0}
+"""The timed ``compute_p`` calls' launches on all threads and on one (``counted``)."""
+
+
+def counted(pick: Any) -> Any:
+    """``ThreadChoice.pick`` that also counts its choices into ``LAUNCHES``."""
+
+    def pick_counted(self: ThreadChoice, elements: int) -> int:
+        threads: int = pick(self, elements)
+        LAUNCHES["all" if threads > 1 else "one"] += 1
+        return threads
+
+    return pick_counted
+
+
 def measure(name: str, size: str, repeat: int, warm: int) -> dict[str, Any]:
-    """Alternating ``compute_s``/``compute_p`` calls of one benchmark: medians and ratio."""
+    """Alternating ``compute_s``/``compute_p`` calls of one benchmark: medians and ratio,
+    and how many of the timed ``compute_p`` calls' launches ran on all threads."""
     bench = ALL[name]
     params = bench.sizes[size]
     run = bench.bind(bench.make_inputs(params)).run
@@ -60,17 +81,31 @@ def measure(name: str, size: str, repeat: int, warm: int) -> dict[str, Any]:
         run(ol.compute_p)
     s: list[float] = []
     p: list[float] = []
+    pick = ThreadChoice.pick
+    LAUNCHES.update(all=0, one=0)
     for _ in range(repeat):
         t0 = time.perf_counter()
         run(ol.compute_s)
         t1 = time.perf_counter()
-        run(ol.compute_p)
+        ThreadChoice.pick = counted(pick)  # type: ignore[method-assign]
+        try:
+            run(ol.compute_p)
+        finally:
+            ThreadChoice.pick = pick  # type: ignore[method-assign]
         t2 = time.perf_counter()
         s.append(t1 - t0)
         p.append(t2 - t1)
     ms, mp = statistics.median(s), statistics.median(p)
     mean = statistics.mean(s) / statistics.mean(p)
-    return {"name": name, "s": ms, "p": mp, "s_over_p": ms / mp, "mean_s_over_p": mean}
+    return {
+        "name": name,
+        "s": ms,
+        "p": mp,
+        "s_over_p": ms / mp,
+        "mean_s_over_p": mean,
+        "launches_all": LAUNCHES["all"],
+        "launches_one": LAUNCHES["one"],
+    }
 
 
 def main() -> None:
@@ -96,13 +131,13 @@ def main() -> None:
     print(f"== compute_p against compute_s, {args.size}, {args.load} busy processes, "
           f"{args.bursty} bursty, "
           f"{os.cpu_count()} cores, load {load:.2f} ==")  # fmt: skip
-    print("| benchmark | compute_s | compute_p | s/p | mean s/p |")
-    print("|---|---:|---:|---:|---:|")
+    print("| benchmark | compute_s | compute_p | s/p | mean s/p | p launches all/one |")
+    print("|---|---:|---:|---:|---:|---:|")
     for r in rows:
         s_us, p_us = r["s"] * 1e6, r["p"] * 1e6
         print(
             f"| {r['name']} | {s_us:.1f} µs | {p_us:.1f} µs | {r['s_over_p']:.3f} "
-            f"| {r['mean_s_over_p']:.3f} |"
+            f"| {r['mean_s_over_p']:.3f} | {r['launches_all']}/{r['launches_one']} |"
         )
     for key, label in (("s_over_p", "s/p"), ("mean_s_over_p", "mean s/p")):
         worst = min(rows, key=lambda r: r[key])
