@@ -5,6 +5,7 @@ the ``gpu`` ones need CuPy and a CUDA device (as tests/gpu)."""
 from __future__ import annotations
 
 import os
+from typing import Any
 
 import pytest
 
@@ -41,3 +42,19 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
                 gpu_reason = "gpu lane: the simulator is on" if sim else _gpu_reason() or ""
             if gpu_reason:
                 item.add_marker(pytest.mark.skip(reason=gpu_reason))
+
+
+@pytest.fixture
+def streamed(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The kinds of the parts streamed (``offload.stream.trees.run`` calls), in order."""
+    from offload.stream import trees
+
+    kinds: list[str] = []
+    run = trees.run
+
+    def counted(st: Any, *args: Any) -> Any:
+        kinds.append(type(st).__name__)
+        return run(st, *args)
+
+    monkeypatch.setattr(trees, "run", counted)
+    return kinds

@@ -9,7 +9,7 @@ import pytest
 
 import offload as ol
 import offload.stream as stream
-from offload.stream import StreamUnsupported, trees
+from offload.stream import StreamUnsupported
 from tests.stream.collective_helpers import bits, sim_or_gpu  # noqa: F401 (fixture)
 
 sim = pytest.mark.sim
@@ -18,15 +18,6 @@ RNG = np.random.default_rng(37)
 X = RNG.standard_normal((120, 50))
 V = RNG.standard_normal(12000).astype(np.float32)
 LIMIT = 30000  # bytes: X is 48000, V 48000
-
-
-@pytest.fixture
-def streamed(monkeypatch):
-    """The kinds of the parts streamed (``trees.run`` calls), in order."""
-    kinds: list[str] = []
-    run = trees.run
-    monkeypatch.setattr(trees, "run", lambda st, *a: kinds.append(type(st).__name__) or run(st, *a))
-    return kinds
 
 
 def add(a, b):

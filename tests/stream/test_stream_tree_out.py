@@ -9,7 +9,6 @@ import pytest
 
 import offload as ol
 import offload.stream as stream
-from offload.stream import trees
 from tests.stream.collective_helpers import bits, sim_or_gpu  # noqa: F401 (fixture)
 
 sim = pytest.mark.sim
@@ -17,15 +16,6 @@ sim = pytest.mark.sim
 RNG = np.random.default_rng(41)
 X = RNG.standard_normal((120, 50))
 LIMIT = 30000  # bytes: X is 48000
-
-
-@pytest.fixture
-def streamed(monkeypatch):
-    """The kinds of the parts streamed (``trees.run`` calls), in order."""
-    kinds: list[str] = []
-    run = trees.run
-    monkeypatch.setattr(trees, "run", lambda st, *a: kinds.append(type(st).__name__) or run(st, *a))
-    return kinds
 
 
 def add(a, b):
