@@ -239,24 +239,19 @@ class CpuKernel:
         cap_index, span = self.sites[site]
         n = self.fn.n_index
         elem = tuple(int(x) for x in err[1 : 1 + n])
+        where = f"element function '{self.fn.name}' at element index {elem}"
         if cap_index < 0:  # a local array of rank -cap_index (CpuHooks.local_bounds_fail)
             idx = tuple(int(x) for x in err[1 + n : 1 + n - cap_index])
-            local = OutOfBoundsRead.at(
-                f"out-of-bounds index [{', '.join(map(str, idx))}] into a local array in "
-                f"element function '{self.fn.name}' at element index {elem}",
-                span if span is not None else self.fn.span,
-                hint="check the index arithmetic against the array's length",
-            )
-            assert isinstance(local, OutOfBoundsRead)
-            return local
-        cap = self.fn.captures[cap_index]
-        ndim = cap.type.ndim if isinstance(cap.type, ArrayType) else 0
-        idx = tuple(int(x) for x in err[1 + n : 1 + n + ndim])
+            message = f"out-of-bounds index [{', '.join(map(str, idx))}] into a local array in"
+            hint = "check the index arithmetic against the array's length"
+        else:
+            cap = self.fn.captures[cap_index]
+            ndim = cap.type.ndim if isinstance(cap.type, ArrayType) else 0
+            idx = tuple(int(x) for x in err[1 + n : 1 + n + ndim])
+            message = f"out-of-bounds read {cap.name}[{', '.join(map(str, idx))}] in"
+            hint = "check the index arithmetic, or clamp the index"
         error = OutOfBoundsRead.at(
-            f"out-of-bounds read {cap.name}[{', '.join(map(str, idx))}] in element function "
-            f"'{self.fn.name}' at element index {elem}",
-            span if span is not None else self.fn.span,
-            hint="check the index arithmetic, or clamp the index",
+            f"{message} {where}", span if span is not None else self.fn.span, hint=hint
         )
         assert isinstance(error, OutOfBoundsRead)
         return error
