@@ -47,8 +47,11 @@ source is not in the subset and is not the user's); the standard library's modul
 A library call is known by the module that defines it, not by the folder its file is in: a
 helper in a package installed under site-packages is a helper like any other."""
 
-KEYWORDS = frozenset({("enumerate", "start")})
-"""(intrinsic, keyword) pairs the frontend accepts: ``enumerate(row, start=1)``."""
+KEYWORDS = frozenset(
+    {("enumerate", "start"), ("round", "decimals"), ("around", "decimals"), ("round", "ndigits")}
+)
+"""(intrinsic, keyword) pairs the frontend accepts: ``enumerate(row, start=1)``,
+``np.round(x, decimals=2)``, ``round(x, ndigits=2)``."""
 
 ARRAY_METHODS = frozenset(
     {"sum", "prod", "min", "max", "argmin", "argmax", "mean", "all", "any", "dot"}

@@ -95,6 +95,7 @@ class Calls:
             local = LocalArrays(self.core, self.arith, self.exprs.names)
             return local.construct(intrinsic.name, func, node)
         if intrinsic is not None:
+            node = _decimals_positional(intrinsic, node)
             if node.keywords:
                 raise self.core.unsupported(
                     node.keywords[0].value, f"keyword arguments to '{func.name}'"
@@ -211,6 +212,8 @@ class Calls:
             return TupleVal(
                 (self.arith.binop("floordiv", x, y, node), self.arith.binop("mod", x, y, node))
             )
+        if name == "round" and len(args) == 2:
+            return self._round_to(args, node)
         (s,) = (self.core.scalar(a, n) for a, n in zip(args, node.args, strict=True))
         if name == "abs":
             return self.arith.unary("abs", s, node)
@@ -225,6 +228,19 @@ class Calls:
             rounded = s.value if fn is None else self.core.b.math(fn, [s.value])
             return Scalar(self.core.b.cast(rounded, I64), True)
         raise self.core.unsupported(node, f"the builtin '{name}'")
+
+    def _round_to(self, args: list[Val], node: ast.Call) -> Val:
+        """``round(x, n)``: a NumPy scalar ``x`` rounds as ``np.round(x, n)`` does (its
+        ``__round__``); CPython rounds a Python float decimally (correctly rounded), which
+        offload does not, so that is a located error."""
+        x, d = (self.core.scalar(a, n) for a, n in zip(args, node.args, strict=True))
+        if x.weak:
+            raise self.core.unsupported(
+                node,
+                "round(x, n) of a Python number (CPython rounds it in decimal)",
+                "np.round(x, n) rounds as NumPy does, or round a NumPy value such as x[i]",
+            )
+        return Library(self.core, self.arith).round_to(x, d, x.type, node)
 
     def _minmax(self, name: str, xs: list[Scalar], node: ast.AST) -> Scalar:
         key = join(*((s.type, s.weak) for s in xs))
@@ -312,3 +328,16 @@ def _key(s: Scalar) -> tuple[ScalarType, bool]:
 
 def _count(lo: int, hi: int) -> str:
     return str(lo) if lo == hi else f"{lo} to {hi}"
+
+
+def _decimals_positional(intrinsic: Intrinsic, node: ast.Call) -> ast.Call:
+    """``np.round(x, decimals=n)`` and ``round(x, ndigits=n)`` as their positional form."""
+    word = {"ufunc": "decimals", "builtin": "ndigits"}.get(intrinsic.kind)
+    if (
+        intrinsic.name not in ("round", "around")
+        or len(node.args) != 1
+        or [kw.arg for kw in node.keywords] != [word]
+    ):
+        return node
+    call = ast.Call(func=node.func, args=[*node.args, node.keywords[0].value], keywords=[])
+    return ast.copy_location(call, node)

@@ -49,7 +49,7 @@ for _name, _arity in {
     "int": (1, 1),
     "float": (1, 1),
     "bool": (1, 1),
-    "round": (1, 1),
+    "round": (1, 2),
     "len": (1, 1),
     "range": (1, 3),
     "divmod": (2, 2),
@@ -101,7 +101,8 @@ LIBRARY_UFUNCS: dict[str, int] = {
 """NumPy functions (``np.<name>`` -> arity) lowered to the IR's own ops by
 ``offload/frontend/library.py``."""
 for _n, _k in LIBRARY_UFUNCS.items():
-    _add(getattr(np, _n), Intrinsic("ufunc", _n, (_k, _k)))
+    _arity = (1, 2) if _n in ("round", "around") else (_k, _k)  # (decimals: a constant)
+    _add(getattr(np, _n), Intrinsic("ufunc", _n, _arity))
 _add(math.degrees, Intrinsic("math", "degrees"))
 _add(math.radians, Intrinsic("math", "radians"))
 

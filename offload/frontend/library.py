@@ -1,7 +1,8 @@
 """The NumPy scalar functions that lower to the IR's own ops (no ``MATH`` function of their
 own): arithmetic, bitwise, logical and comparison ufuncs called by name, ``np.clip``,
 ``np.fmin``/``np.fmax``, ``np.maximum``/``np.minimum`` on floats, ``np.signbit``,
-``np.deg2rad``/``np.rad2deg``, ``np.round``, ``np.reciprocal`` and ``np.bitwise_count``.
+``np.deg2rad``/``np.rad2deg``, ``np.round`` (with constant decimals too),
+``np.reciprocal`` and ``np.bitwise_count``.
 
 Each is written as NumPy 2 computes it on scalars (their result type comes from NumPy
 itself, ``promote.call_result``); docs/limits.md lists this inventory and what is left out.
@@ -10,6 +11,7 @@ itself, ``promote.call_result``); docs/limits.md lists this inventory and what i
 from __future__ import annotations
 
 import ast
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -60,6 +62,8 @@ class Library:
             return self._signbit(xs[0])
         if name == "bitwise_count":
             return self._bitwise_count(xs[0])
+        if name in ("round", "around") and len(xs) == 2:
+            return self.round_to(xs[0], xs[1], rt, node)
         if name == "reciprocal" and not rt.is_float:
             # NumPy's integer reciprocal (1 // x, warning at 0) is left out: docs/limits.md
             raise self.core.unsupported(node, "np.reciprocal of an integer", "write 1.0 / x")
@@ -74,6 +78,35 @@ class Library:
             return Scalar(b.binary(opcode, conv[0], conv[1]), False)
         assert lowering is not None
         return Scalar(lowering(self, conv, rt), False)
+
+    def round_to(self, x: Scalar, decimals: Scalar, rt: ScalarType, node: ast.Call) -> Scalar:
+        """``np.round(x, decimals)`` (and ``round`` of a NumPy scalar) as NumPy 2 computes it:
+        for a float, ``rint(x * f) / f`` with ``f = 10**decimals`` (``rint(x / f) * f`` for
+        negative ``decimals``), ``f`` NumPy's ``power_of_ten`` in double cast to ``x``'s
+        type; an integer to ``decimals >= 0`` is itself. ``decimals`` is a constant."""
+        d = decimals.const
+        if d is None or isinstance(d, float) or not (decimals.type.is_int or decimals.type.is_bool):
+            raise self.core.unsupported(
+                node,
+                "rounding to a number of decimals that is not a constant integer",
+                "write the decimals as an integer literal",
+            )
+        d = int(d)
+        if not rt.is_float:
+            if d >= 0:
+                return self.core.convert(x, rt, False)
+            raise self.core.unsupported(
+                node,
+                "rounding an integer to negative decimals",
+                "round a float: np.round(x * 1.0, decimals)",
+            )
+        b = self.core.b
+        v = self.core.convert(x, rt, False).value
+        with np.errstate(over="ignore"):  # (NumPy's f overflows to inf the same way)
+            f = b.const(float(rt.dtype.type(power_of_ten(abs(d)))), rt)
+        scale, unscale = (Opcode.MUL, Opcode.TRUEDIV) if d >= 0 else (Opcode.TRUEDIV, Opcode.MUL)
+        rounded = b.math("rint", [b.binary(scale, v, f)])
+        return Scalar(b.binary(unscale, rounded, f), False)
 
     def _float_extremum(self, vals: list[Value], rt: ScalarType, name: str) -> Value:
         """``np.maximum``/``np.minimum`` (NaN from either side wins; otherwise ``a if a > b
@@ -147,6 +180,20 @@ class Library:
         )
         v = b.binary(Opcode.SHR, b.binary(Opcode.MUL, v, k(0x0101010101010101)), k(56))
         return Scalar(b.cast(v, U8), False, None, True)
+
+
+def power_of_ten(n: int) -> float:
+    """NumPy's ``power_of_ten`` (``multiarraymodule``'s, for ``round``): exact up to
+    ``1e8``, then ``1e9`` multiplied by ten ``n - 9`` times in double (``inf`` past
+    ``1e308``)."""
+    if n < 9:
+        return float(10**n)
+    ret = 1e9
+    for _ in range(n - 9):
+        ret *= 10.0
+        if ret == math.inf:
+            break
+    return ret
 
 
 def _isnan(b: Builder, v: Value) -> Value:

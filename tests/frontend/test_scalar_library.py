@@ -39,6 +39,17 @@ U8 = np.array([0, 1, 5, 127, 128, 254, 255, 3], dtype=np.uint8)
 U64 = np.array([0, 1, 2**63, 2**64 - 1, 0x9E3779B97F4A7C15, 12345, 2**32, 7], dtype=np.uint64)
 SAFE = np.array([0.25, 0.5, 1.0, 1.5, 2.5, 3.0, 7.5, 30.0, 100.5, 171.5])
 """Inputs where CPython's math.gamma/lgamma neither raise nor overflow."""
+_R = np.random.default_rng(7)
+WIDE = np.concatenate(
+    [
+        _R.standard_normal(400) * 10.0 ** _R.integers(-6, 9, 400),
+        [0.5, 1.5, 2.5, -0.5, 2.675, 1.005, 0.125, 1e30, -1e300, 5e-324, 3.4e38],
+        SPECIAL,
+    ]
+)
+"""Values over many magnitudes for rounding to decimals (ties, overflow of ``x * 10**d``)."""
+with np.errstate(over="ignore"):
+    WIDE32 = WIDE.astype(np.float32)  # (-1e300 overflows to -inf)
 NEG = np.array([-0.5, -1.5, -2.5, -3.25, -100.5, -200.5, 1e-300, 0.75, 4.0, 6.0])
 
 UNARY_FLOAT = [
@@ -72,6 +83,12 @@ INTEGER = [
     "np.maximum({x}, 1)", "np.minimum({x}, 1)", "np.logical_not({x})", "np.greater({x}, 1)",
     "np.positive({x})",
 ]  # fmt: skip
+ROUND_FLOAT = [
+    "np.round({x}, 2)", "np.round({x}, 0)", "np.round({x}, -2)", "np.around({x}, 5)",
+    "round({x}, 1)", "round({x}, -1)", "np.round({x}, decimals=3)", "round({x}, ndigits=7)",
+    "np.round({x}, 12)", "np.round({x}, 30)", "np.round({x}, 400)", "np.round({x}, -400)",
+]  # fmt: skip
+ROUND_INTEGER = ["np.round({x}, 2)", "round({x}, 3)", "np.around({x}, decimals=0)"]
 TRANSCENDENTAL = ("exp2", "log2", "log1p", "expm1", "hypot", "arctan2", "atan2", "erf",
                   "erfc")  # fmt: skip
 
@@ -97,6 +114,10 @@ GROUPS: dict[str, Any] = {
     "binary-f32": _group(BINARY_FLOAT, "X", "Y", {"X": X32, "Y": Y32}, len(X)),
     "math-f64": _group(MATH_FLOAT, "X", "Y", {"X": X, "Y": Y}, len(X)),
     "math-f32": _group(MATH_FLOAT, "X", "Y", {"X": X32, "Y": Y32}, len(X)),
+    "round-f64": _group(ROUND_FLOAT, "W", "W", {"W": WIDE}, len(WIDE)),
+    "round-f32": _group(ROUND_FLOAT, "W", "W", {"W": WIDE32}, len(WIDE)),
+    "round-int": _group(ROUND_INTEGER, "A", "A", {"A": INTS}, len(INTS)),
+    "round-int8": _group(ROUND_INTEGER, "A", "A", {"A": I8}, len(I8)),
     "int64": _group(INTEGER, "A", "A", {"A": INTS}, len(INTS)),
     "int8": _group(INTEGER, "A", "A", {"A": I8}, len(I8)),
     "uint8": _group(INTEGER, "A", "A", {"A": U8}, len(U8)),
@@ -206,8 +227,34 @@ def test_integer_reciprocal_is_a_located_unsupported_error() -> None:
     assert "^" in str(info.value)
 
 
+@pytest.mark.unit
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        ("round(float(W[i]), 2)", r"round\(x, n\) of a Python number"),
+        ("round(W[i] * 1.0, 2) + round(2.5, 1)", r"round\(x, n\) of a Python number"),
+        ("np.round(INTS[i], -1)", "rounding an integer to negative decimals"),
+        ("np.round(W[i], i)", "not a constant integer"),
+    ],
+)
+def test_rounding_offload_does_not_do_as_cpython_is_a_located_error(
+    body: str, message: str
+) -> None:
+    fn = _define(f"lambda i: {body}", {"W": WIDE, "INTS": INTS})
+    with pytest.raises(ol.OffloadError, match=message) as info:
+        lower(fn, 1)
+    assert "^" in str(info.value)
+
+
+@pytest.mark.unit
+def test_rounding_to_float_decimals_is_numpys_type_error() -> None:
+    fn = _define("lambda i: np.round(W[i], 2.0)", {"W": WIDE})
+    with pytest.raises(ol.OffloadError, match=r"np.round.*\(float64, float\)"):
+        lower(fn, 1)
+
+
 @pytest.mark.ptx
-@pytest.mark.parametrize("group", ["gamma", "uint64", "binary-f32", "unary-f64"])
+@pytest.mark.parametrize("group", ["gamma", "uint64", "binary-f32", "unary-f64", "round-f32"])
 def test_scalar_library_compiles_to_ptx(group: str) -> None:
     import io
 

@@ -123,9 +123,9 @@ def double_star_kwargs(i: int) -> Any:
     return _scaled(A[i], **OPTIONS)
 
 
-@expect(UnsupportedSyntax, line=128, col=24, caret="ndigits=2")
+@expect(UnsupportedSyntax, line=128, col=26, caret="dtype=np.float32")
 def keyword_to_intrinsic(i: int) -> Any:
-    return round(A[i], ndigits=2)
+    return np.sqrt(A[i], dtype=np.float32)
 
 
 @expect(UnsupportedSyntax, line=133, col=14, caret="A[1:3] is A")
