@@ -9,6 +9,7 @@ import types
 from dataclasses import dataclass, replace
 
 from offload.diagnostics import TypeMismatch, UnresolvedCall
+from offload.frontend import typeinfo
 from offload.frontend.arith import Arith
 from offload.frontend.core import ExprHandler, LoweringCore
 from offload.frontend.expr import Exprs
@@ -138,6 +139,8 @@ class Calls:
             return self._elementwise(intr, func, args, node)
         if intr.kind == "builtin":
             return self._builtin(intr.name, args, node)
+        if intr.kind == "typeinfo":
+            return typeinfo.make(self.core, intr.name, args[0], node)
         scalars = [self.core.scalar(a, n) for a, n in zip(args, node.args, strict=True)]
         self.core.at(node)
         if intr.kind == "math":

@@ -10,6 +10,7 @@ import ast
 from dataclasses import dataclass
 
 from offload.diagnostics import TypeMismatch, UnresolvedCall
+from offload.frontend import typeinfo
 from offload.frontend.arith import Arith
 from offload.frontend.core import ExprHandler, LoweringCore
 from offload.frontend.intrinsics import MODULE_CONSTANTS
@@ -204,6 +205,8 @@ class Exprs:
             return self.views.measure(base, attr, node)
         if isinstance(base, LocalArray):
             return LocalArrays(self.core, self.arith, self.names).attribute(base, attr, node)
+        if isinstance(base, PyObj) and typeinfo.is_info(base.obj):
+            return typeinfo.attribute(self.core, base, attr, node)
         if isinstance(base, PyObj):
             const = MODULE_CONSTANTS.get((id(base.obj), attr))
             if const is not None:
@@ -224,13 +227,15 @@ class Exprs:
             return self.core.const(ndim, (I64, True))
         if attr == "shape":
             return TupleVal(tuple(self.shape(base, k) for k in range(ndim)))
+        if attr == "dtype":  # (fixed when the kernel is compiled: np.finfo(x.dtype))
+            return PyObj(base.type.elem.dtype, None, f"{base.name}.dtype")
         if attr == "size":
             size = self.core.const(1, (I64, True))
             for k in range(ndim):
                 size = self.arith.binop("mul", size, self.shape(base, k), node)
             return size
         raise self.core.unsupported(
-            node, f"the array attribute '.{attr}'", "use .shape, .ndim, .size"
+            node, f"the array attribute '.{attr}'", "use .shape, .ndim, .size, .dtype"
         )
 
     def shape(self, base: ArrayRef, axis: int) -> Scalar:
