@@ -17,6 +17,7 @@ from offload.frontend.intrinsics import MODULE_CONSTANTS
 from offload.frontend.local_arrays import LocalArrays
 from offload.frontend.names import Names
 from offload.frontend.optables import BINOPS
+from offload.frontend.promote import join
 from offload.frontend.reductions import METHODS, Reductions
 from offload.frontend.values import (
     ArrayRef,
@@ -183,10 +184,10 @@ class Exprs:
 
     def _tuple_item(self, base: TupleVal, node: ast.Subscript) -> Val:
         ix = self.core.expr(node.slice)
+        if isinstance(ix, Scalar) and ix.const is None and ix.type.is_int:
+            return self._tuple_select(base, ix, node)
         if not (isinstance(ix, Scalar) and isinstance(ix.const, int) and ix.weak):
-            raise self.core.error(
-                TypeMismatch, "tuple indices must be integer constants", node.slice
-            )
+            raise self.core.error(TypeMismatch, "tuple indices must be integers", node.slice)
         k = int(ix.const)
         n = len(base.items)
         if not -n <= k < n:
@@ -240,6 +241,34 @@ class Exprs:
 
     def shape(self, base: ArrayRef, axis: int) -> Scalar:
         return Scalar(self.core.b.shape(base.value, axis), True, None, True)
+
+    def _tuple_select(self, base: TupleVal, ix: Scalar, node: ast.Subscript) -> Scalar:
+        """``t[k]`` with ``k`` known at run time, for a tuple of numbers: the items joined
+        to one type (as where control flow merges), picked by a chain of selects; a
+        negative ``k`` counts from the end. Past either end it is the last item, as an
+        out-of-bounds read is undefined (Python raises ``IndexError``)."""
+        items = [it for it in base.items if isinstance(it, Scalar)]
+        if not items or len(items) != len(base.items):
+            raise self.core.error(
+                TypeMismatch,
+                "a tuple indexed by a value known only at run time must hold numbers",
+                node.slice,
+                hint="index it with an integer constant",
+            )
+        key = join(*((it.type, it.weak) for it in items))
+        if key is None:
+            kinds = ", ".join(describe(it) for it in items)
+            raise self.core.error(TypeMismatch, f"tuple items that do not combine: {kinds}", node)
+        b = self.core.b
+        self.core.at(node)
+        k = self.core.convert(ix, I64).value
+        n = b.const(len(items), I64)
+        k = b.select(b.binary(Opcode.LT, k, b.const(0, I64)), b.binary(Opcode.ADD, k, n), k)
+        conv = [self.core.convert(it, key[0], key[1]).value for it in items]
+        out = conv[-1]
+        for pos in range(len(conv) - 2, -1, -1):
+            out = b.select(b.binary(Opcode.EQ, k, b.const(pos, I64)), conv[pos], out)
+        return Scalar(out, key[1])
 
 
 def _numpy_array(v: Val) -> bool:

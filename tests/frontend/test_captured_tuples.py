@@ -1,6 +1,7 @@
 """Captured tuples and shapes (issue 17 item 5): ``sh = a.shape`` then ``sh[0]`` or
-``n, m = sh``; tuples of numbers captured from a closure or a global, indexed by constants,
-unpacked and measured — each item re-read every call, the length guarded."""
+``n, m = sh``; tuples of numbers captured from a closure or a global, indexed by constants
+or by values known at run time, unpacked and measured — each item re-read every call, the
+length guarded."""
 
 from __future__ import annotations
 
@@ -37,6 +38,29 @@ def tuple_of_arrays(i: int, j: int) -> Any:
     return a[i, j] - b[i, j] + ARRAYS[1][i][j]
 
 
+T = (3, 1, 4, 1, 5)
+STENCIL = (0.25, 0.5, 0.25)
+MIXED = (1, 2.5, True)
+
+
+def tuple_indexed_at_run_time(i: int, j: int) -> Any:
+    s = 0
+    for k in range(len(T)):
+        s += T[k] * T[(i + j + k) % len(T)]
+    return s + T[-(j % 5) - 1] + T[np.int32(i)] * 10
+
+
+def weights_indexed_by_a_loop(i: int, j: int) -> Any:
+    acc = 0.0
+    for k in range(-1, 2):
+        acc += STENCIL[k + 1] * A[i, min(max(j + k, 0), 3)]
+    return acc
+
+
+def mixed_items_join(i: int, j: int) -> Any:
+    return MIXED[(i + j) % 3] * 2
+
+
 def _weights(t: tuple[float, ...]) -> Any:
     def f(i: int, j: int) -> Any:
         x, y = t
@@ -48,7 +72,15 @@ def _weights(t: tuple[float, ...]) -> Any:
 @pytest.mark.parametrize("target", TARGETS)
 @pytest.mark.parametrize(
     "fn",
-    [shape_tuple, global_tuples, tuple_of_arrays, _weights((1.5, -2.0))],
+    [
+        shape_tuple,
+        global_tuples,
+        tuple_of_arrays,
+        _weights((1.5, -2.0)),
+        tuple_indexed_at_run_time,
+        weights_indexed_by_a_loop,
+        mixed_items_join,
+    ],
     ids=lambda f: f.__name__,
 )
 def test_captured_tuple_matches_cpython(target: str, fn: Any) -> None:
@@ -80,8 +112,12 @@ def tuple_index_out_of_range(i: int) -> Any:
     return W[3]
 
 
-def tuple_index_not_constant(i: int) -> Any:
-    return W[i]
+def tuple_of_arrays_at_run_time(i: int) -> Any:
+    return ARRAYS[i % 2][0, 0]
+
+
+def tuple_index_a_float(i: int) -> Any:
+    return W[i * 0.5]
 
 
 @pytest.mark.unit
@@ -89,7 +125,8 @@ def tuple_index_not_constant(i: int) -> Any:
     ("fn", "message"),
     [
         (tuple_index_out_of_range, "tuple index 3 out of range"),
-        (tuple_index_not_constant, "tuple indices must be integer constants"),
+        (tuple_of_arrays_at_run_time, "indexed by a value known only at run time must hold"),
+        (tuple_index_a_float, "tuple indices must be integers"),
     ],
 )
 def test_tuple_misuse_is_a_located_error(fn: Any, message: str) -> None:
