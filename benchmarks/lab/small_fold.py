@@ -23,12 +23,15 @@ from typing import Any
 import numpy as np
 
 # isort: off
-import offload  # noqa: F401  (first: its numpy 2.5 shim for numba-cuda)
-from numba import cuda, float32, int32
+from offload.ptx.numba_compat import ensure_compatible
+
+ensure_compatible()  # (first: numba-cuda's typing tables on numpy 2.5)
+from numba import cuda, float32, int32  # noqa: E402
 
 # isort: on
 
 THREADS = 256
+WARPS = THREADS // 32  # (a constant: numba types a shared array's size only from one)
 
 
 def kernels() -> dict[str, Any]:
@@ -113,7 +116,7 @@ def kernels() -> dict[str, Any]:
 
     @cuda.jit
     def small_shfl(x: Any, n: int, part: Any, count: Any, out: Any) -> None:
-        sm = cuda.shared.array(THREADS // 32, float32)
+        sm = cuda.shared.array(WARPS, float32)
         last = cuda.shared.array(1, int32)
         tid = cuda.threadIdx.x
         nb = cuda.gridDim.x

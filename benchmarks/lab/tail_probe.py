@@ -8,8 +8,10 @@ Each size: a warm-up call of each (compiles, fills the pools), then ``calls`` ca
 each, synchronised at the end. ``--summary FILE`` reads such an ``ncu --csv`` log and
 prints the median duration (µs) of each kernel name. ``--unroll K`` sets the tail's loads
 in flight (``fold_src.STAGE_UNROLL``) for an A/B; each size prints its sum's bits.
-``--chunk C`` and ``--final F`` set the wide tree's least partial and last fold
-(``plan.WIDE_CHUNK``, ``plan.FINAL``): another tree, so other bits.
+``--threads T`` sets a spread tail's block size
+(``fold_tail.SPREAD_THREADS``: the same bits). ``--chunk C`` and ``--final F`` set the
+wide tree's least partial and last fold (``plan.WIDE_CHUNK``, ``plan.FINAL``): another
+tree, so other bits.
 """
 
 from __future__ import annotations
@@ -53,6 +55,9 @@ def main() -> None:
         "--chunk", type=int, default=None, help="the wide tree's least partial (A/B; new bits)"
     )
     ap.add_argument("--final", type=int, default=None, help="the tree's last fold's most values")
+    ap.add_argument(
+        "--threads", type=int, default=None, help="a spread tail's block size (A/B; same bits)"
+    )
     args = ap.parse_args()
     if args.summary:
         _summary(args.summary)
@@ -68,6 +73,10 @@ def main() -> None:
 
     from offload.acc import plan
 
+    if args.threads is not None:
+        from offload.acc import fold_tail
+
+        fold_tail.SPREAD_THREADS = args.threads
     if args.chunk is not None:
         plan.WIDE_CHUNK = args.chunk
     if args.final is not None:

@@ -213,6 +213,10 @@ def _same_stream(fast: list[Any]) -> bool:
     return bool(stream_key("gpu") == fast[3])
 
 
+SPREAD_THREADS = 512
+"""Threads a block of a spread tail (any count works: every loop of its kernel strides by
+the block's threads)."""
+
 SPREAD_ROWS = 128
 """A tail of fewer rows than this spreads its first stage over blocks (``spread_slab``):
 with a block a row, fewer rows than a GPU has multiprocessors (132 on an H100 or H200)
@@ -274,7 +278,9 @@ def _module(  # noqa: PLR0917  (what the module's text depends on)
             ]
         )
         # (the simulator runs a thread per GPU thread: its usual small blocks)
-        threads = GLOBAL_THREADS if from_global and target == "gpu" else None
+        threads = None
+        if from_global and target == "gpu":
+            threads = SPREAD_THREADS if spread else GLOBAL_THREADS
         return compile_module(
             target, src, ["ol_comb", "cmb"], ["fold_tail"], {}, threads=threads, bounded=True
         )

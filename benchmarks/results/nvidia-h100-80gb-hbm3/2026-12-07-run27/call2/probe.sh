@@ -1,0 +1,14 @@
+source tools/gpu-env.sh
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv
+k=0
+for cfg in base:1024 now:1024 now:256 now:512 base:1024 now:1024; do
+  k=$((k+1)); tree=${cfg%:*}; t=${cfg#*:}; if [ $tree = base ]; then d=_base; else d=.; fi
+  f=$OUT/$k-$tree-$t.csv
+  (cd $d && timeout 60 ncu --kernel-name regex:"fold_tail|Reduce" --metrics gpu__time_duration.sum --csv \
+    python3 -m benchmarks.lab.tail_probe --sizes 16,18 --calls 10 --threads $t > $f 2>&1
+  echo "== $k $tree threads $t"; python3 -m benchmarks.lab.tail_probe --summary $f | grep fold_tail; grep "sum" $f)
+done
+timeout 60 ncu --kernel-name regex:"small_|Reduce" --metrics gpu__time_duration.sum --csv \
+  python3 -m benchmarks.lab.small_fold --sizes 16 --calls 10 --no-offload > $OUT/small.csv 2>$OUT/small.err
+echo "== small_fold"; python3 -m benchmarks.lab.small_fold --summary $OUT/small.csv; tail -2 $OUT/small.err
+timeout 100 python3 -m pytest -q -x -m gpu tests/acc/test_fold_gpu.py -p no:cacheprovider 2>&1 | tail -2
