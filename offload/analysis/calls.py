@@ -54,9 +54,10 @@ KEYWORDS = frozenset(
 ``np.round(x, decimals=2)``, ``round(x, ndigits=2)``."""
 
 ARRAY_METHODS = frozenset(
-    {"sum", "prod", "min", "max", "argmin", "argmax", "mean", "all", "any", "dot"}
+    {"sum", "prod", "min", "max", "argmin", "argmax", "mean", "all", "any", "dot", "astype", "item"}
 )
-"""Reduction methods of arrays and views (``row.sum()``: offload/frontend/reductions.py)."""
+"""Reduction methods of arrays and views (``row.sum()``: offload/frontend/reductions.py), and
+the conversions ``.astype(t)`` and a scalar's ``.item()`` (offload/frontend/calls.py)."""
 
 ALLOWED_CALLS_HINT = (
     "element functions may call min, max, abs, int, float, bool, round, len, range, divmod, "

@@ -8,11 +8,13 @@ import ast
 import types
 from dataclasses import dataclass, replace
 
+import numpy as np
+
 from offload.diagnostics import TypeMismatch, UnresolvedCall
 from offload.frontend import typeinfo
 from offload.frontend.arith import Arith
 from offload.frontend.core import ExprHandler, LoweringCore
-from offload.frontend.expr import Exprs
+from offload.frontend.expr import CONVERSIONS, Exprs
 from offload.frontend.inline import Inliner
 from offload.frontend.intrinsics import Intrinsic, lookup_intrinsic
 from offload.frontend.library import Library
@@ -35,7 +37,7 @@ from offload.frontend.values import (
     describe,
 )
 from offload.ir.ops import MATH_FUNCTIONS, Opcode
-from offload.ir.types import F64, I64, ScalarType, scalar_of_dtype
+from offload.ir.types import BOOL, F64, I64, ScalarType, scalar_of_dtype
 
 _UFUNC_BINARY = {
     "power": "pow",
@@ -70,6 +72,8 @@ class Calls:
             if kw.arg is None:
                 raise self.core.unsupported(kw.value, "'**kwargs' in calls")
         func = self.core.expr(node.func)
+        if isinstance(func, BoundMethod) and func.name in CONVERSIONS:
+            return self.conversion(func, node)
         if isinstance(func, BoundMethod):  # row.sum(), u.dot(v)
             if node.keywords:
                 raise self.core.unsupported(
@@ -232,6 +236,39 @@ class Calls:
             return Scalar(self.core.b.cast(rounded, I64), True)
         raise self.core.unsupported(node, f"the builtin '{name}'")
 
+    def conversion(self, method: BoundMethod, node: ast.Call) -> Val:
+        """``x.item()`` of a NumPy scalar (the Python number: ``float``, ``int`` as ``int(x)``,
+        ``bool``) and ``x.astype(t)`` of a scalar, view or expression (as ``t(x)``)."""
+        name, want = method.name, (0 if method.name == "item" else 1)
+        if node.keywords or len(node.args) != want:
+            raise self.core.error(
+                TypeMismatch,
+                f"'.{name}()' takes {want} positional argument{'s' if want != 1 else ''} here",
+                node,
+                hint="x.astype(np.float64)" if name == "astype" else "x.item()",
+            )
+        x = method.receiver
+        if name == "item":
+            assert isinstance(x, Scalar)
+            t = x.type
+            return self.core.convert(x, F64 if t.is_float else BOOL if t.is_bool else I64, True)
+        target = self.core.expr(node.args[0])
+        intrinsic = None
+        if isinstance(target, PyObj):
+            kind = target.obj if isinstance(target.obj, type) else _scalar_type(target.obj)
+            intrinsic = lookup_intrinsic(kind) if kind is not None else None
+        if intrinsic is None or intrinsic.kind != "dtype":
+            raise self.core.error(
+                TypeMismatch,
+                f"'.astype()' takes a NumPy scalar type or dtype here, not {describe(target)}",
+                node.args[0],
+            )
+        assert isinstance(target, PyObj) and isinstance(node.func, ast.Attribute)
+        call = ast.copy_location(
+            ast.Call(func=node.func, args=[node.func.value], keywords=[]), node
+        )
+        return self.call_intrinsic(intrinsic, target, [x], call)
+
     def _round_to(self, args: list[Val], node: ast.Call) -> Val:
         """``round(x, n)``: a NumPy scalar ``x`` rounds as ``np.round(x, n)`` does (its
         ``__round__``); CPython rounds a Python float decimally (correctly rounded), which
@@ -344,3 +381,10 @@ def _decimals_positional(intrinsic: Intrinsic, node: ast.Call) -> ast.Call:
         return node
     call = ast.Call(func=node.func, args=[*node.args, node.keywords[0].value], keywords=[])
     return ast.copy_location(call, node)
+
+
+def _scalar_type(obj: object) -> type | None:
+    """The NumPy scalar type of a dtype-like object (``np.dtype("float32")``), else ``None``."""
+    if isinstance(obj, np.dtype):
+        return obj.type
+    return None

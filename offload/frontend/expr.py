@@ -198,8 +198,10 @@ class Exprs:
         base = self.core.expr(node.value)
         attr = node.attr
         self.core.at(node)
-        if isinstance(base, ArrayRef | View | Elementwise) and attr in METHODS:
+        if isinstance(base, ArrayRef | View | Elementwise) and attr in (*METHODS, "astype"):
             return BoundMethod(attr, base)  # row.sum(): called in calls.py
+        if isinstance(base, Scalar) and attr in CONVERSIONS:
+            return BoundMethod(attr, base)  # x[i].item(), x[i].astype(np.float64)
         if isinstance(base, ArrayRef):
             return self._array_attr(base, attr, node)
         if isinstance(base, View | Elementwise):
@@ -269,6 +271,10 @@ class Exprs:
         for pos in range(len(conv) - 2, -1, -1):
             out = b.select(b.binary(Opcode.EQ, k, b.const(pos, I64)), conv[pos], out)
         return Scalar(out, key[1])
+
+
+CONVERSIONS = ("item", "astype")
+"""A NumPy scalar's conversion methods (``calls.Calls.conversion``)."""
 
 
 def _numpy_array(v: Val) -> bool:

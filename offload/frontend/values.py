@@ -161,10 +161,11 @@ class Elementwise:
 
 @dataclass(frozen=True, eq=False)
 class BoundMethod:
-    """A reduction method of an array, a view or an expression (``row.sum``), to call."""
+    """A reduction method of an array, a view or an expression (``row.sum``), or a
+    conversion method (``.astype``, and a scalar's ``.item``), to call."""
 
     name: str
-    receiver: ArrayRef | View | Elementwise
+    receiver: ArrayRef | View | Elementwise | Scalar
 
 
 @dataclass(frozen=True)
