@@ -1,6 +1,7 @@
 """Reductions over views and elementwise expressions, lowered to loops with no temporary:
 ``np.sum``, ``np.prod``, ``np.min``/``np.max`` (``np.amin``/``np.amax``), ``np.argmin``/
-``np.argmax``, ``np.mean``, ``np.all``/``np.any``, ``np.dot`` and ``@``, ``np.linalg.norm``.
+``np.argmax``, ``np.mean``, ``np.all``/``np.any``, ``np.count_nonzero``, ``np.dot`` and ``@``,
+``np.linalg.norm``.
 
 The element expression (``(a[i, :] - c[k, :]) ** 2``) is lowered inside the loop body, so
 the whole reduction is one fused loop. Result types are NumPy's (64-bit Linux): ``sum`` and
@@ -46,11 +47,12 @@ from offload.ir.ops import Opcode
 from offload.ir.types import BOOL, F64, I64, U64, ScalarType
 
 REDUCTIONS = frozenset(
-    {"sum", "prod", "min", "max", "argmin", "argmax", "mean", "all", "any", "dot", "norm"}
-)
+    {"sum", "prod", "min", "max", "argmin", "argmax", "mean", "all", "any", "dot", "norm",
+     "count_nonzero"}
+)  # fmt: skip
 """The names of intrinsics of kind ``reduce`` (frontend/intrinsics.py)."""
 
-METHODS = frozenset(REDUCTIONS - {"norm"})
+METHODS = frozenset(REDUCTIONS - {"norm", "count_nonzero"})
 """Reductions that are also array methods (``row.sum()``, ``u.dot(v)``)."""
 
 _BLOCK = 8  # NumPy's pairwise sum: eight accumulators
@@ -86,6 +88,8 @@ class Reductions:
             return self.arg_extreme(x, name, node)
         if name in ("all", "any"):
             return self.all_any(x, name, node)
+        if name == "count_nonzero":
+            return self.count_nonzero(x, node)
         assert name == "norm"
         return self.norm(x, node)
 
@@ -351,6 +355,18 @@ class Reductions:
 
         init = b.const(name == "all", BOOL)
         return Scalar(self.each(self.views.lengths(x), [init], step)[0], False)
+
+    def count_nonzero(self, x: ArrayLike, node: ast.AST) -> Scalar:
+        """``np.count_nonzero(x)``: the elements whose truth is ``True``, an int64 (NumPy's
+        ``intp``, a strong scalar)."""
+        b = self.core.b
+
+        def step(pos: tuple[Scalar, ...], accs: list[Value]) -> list[Value]:
+            truth = self.core.truth(self.views.element(x, pos), node).value
+            return [b.binary(Opcode.ADD, accs[0], b.cast(truth, I64))]
+
+        total = self.each(self.views.lengths(x), [b.const(0, I64)], step)[0]
+        return Scalar(total, False, None, True)
 
     def norm(self, x: ArrayLike, node: ast.AST) -> Scalar:
         et = self.views.key(x)[0]

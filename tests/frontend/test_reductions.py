@@ -83,6 +83,11 @@ def all_any(i: int, j: int) -> Any:
     return np.any(I8[i] > 120), np.all(BOOLS[i, j : j + 2]), np.all(A[i] > -6.0)
 
 
+def count_nonzero(i: int, j: int) -> Any:
+    # an int64 (NumPy's intp): the int8 it meets widens to it
+    return np.count_nonzero(A[i] > 0) + np.count_nonzero(I8[i, j:]) * I8[i, j] // 64
+
+
 def integer_dots(i: int, j: int) -> Any:
     return np.dot(I8[i], I8[j]) + (U8[i, :5] @ I8[j, 5:10])
 
@@ -132,6 +137,7 @@ CASES = [
     arg_extremes_find_the_first_nan,
     means,
     all_any,
+    count_nonzero,
     integer_dots,
     matrix_vector,
     matrix_matrix,
@@ -159,6 +165,7 @@ CPU_CASES = [
     extremes_propagate_nan,
     arg_extremes,
     means,
+    count_nonzero,
     matrix_vector,
 ]
 """What compute_s and compute_p compile too (each kernel costs seconds of numba time on
