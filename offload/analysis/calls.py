@@ -48,10 +48,14 @@ A library call is known by the module that defines it, not by the folder its fil
 helper in a package installed under site-packages is a helper like any other."""
 
 KEYWORDS = frozenset(
-    {("enumerate", "start"), ("round", "decimals"), ("around", "decimals"), ("round", "ndigits")}
-)
+    {
+        ("enumerate", "start"), ("round", "decimals"), ("around", "decimals"),
+        ("round", "ndigits"), ("isclose", "rtol"), ("isclose", "atol"),
+        ("isclose", "equal_nan"),
+    }
+)  # fmt: skip
 """(intrinsic, keyword) pairs the frontend accepts: ``enumerate(row, start=1)``,
-``np.round(x, decimals=2)``, ``round(x, ndigits=2)``."""
+``np.round(x, decimals=2)``, ``round(x, ndigits=2)``, ``np.isclose(a, b, atol=1e-6)``."""
 
 ARRAY_METHODS = frozenset(
     {"sum", "prod", "min", "max", "argmin", "argmax", "mean", "all", "any", "dot", "astype", "item"}

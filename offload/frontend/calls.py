@@ -17,6 +17,7 @@ from offload.frontend.core import ExprHandler, LoweringCore
 from offload.frontend.expr import CONVERSIONS, Exprs
 from offload.frontend.inline import Inliner
 from offload.frontend.intrinsics import Intrinsic, lookup_intrinsic
+from offload.frontend.isclose import DEFAULTS, KEYWORDS, isclose
 from offload.frontend.library import Library
 from offload.frontend.local_arrays import LocalArrays
 from offload.frontend.optables import OPCODES
@@ -100,7 +101,7 @@ class Calls:
             local = LocalArrays(self.core, self.arith, self.exprs.names)
             return local.construct(intrinsic.name, func, node)
         if intrinsic is not None:
-            node = _decimals_positional(intrinsic, node)
+            node = _keywords_positional(intrinsic, node)
             if node.keywords:
                 raise self.core.unsupported(
                     node.keywords[0].value, f"keyword arguments to '{func.name}'"
@@ -145,6 +146,10 @@ class Calls:
             return self._builtin(intr.name, args, node)
         if intr.kind == "typeinfo":
             return typeinfo.make(self.core, intr.name, args[0], node)
+        if intr.kind == "isclose":
+            xs = [self.core.scalar(a, n) for a, n in zip(args, node.args, strict=True)]
+            self.core.at(node)
+            return isclose(self.core, self.arith, xs, node)
         scalars = [self.core.scalar(a, n) for a, n in zip(args, node.args, strict=True)]
         self.core.at(node)
         if intr.kind == "math":
@@ -370,21 +375,36 @@ def _count(lo: int, hi: int) -> str:
     return str(lo) if lo == hi else f"{lo} to {hi}"
 
 
-def _decimals_positional(intrinsic: Intrinsic, node: ast.Call) -> ast.Call:
-    """``np.round(x, decimals=n)`` and ``round(x, ndigits=n)`` as their positional form."""
-    word = {"ufunc": "decimals", "builtin": "ndigits"}.get(intrinsic.kind)
-    if (
-        intrinsic.name not in ("round", "around")
-        or len(node.args) != 1
-        or [kw.arg for kw in node.keywords] != [word]
-    ):
+def _keywords_positional(intrinsic: Intrinsic, node: ast.Call) -> ast.Call:
+    """``np.round(x, decimals=n)``, ``round(x, ndigits=n)`` and ``np.isclose(a, b, atol=t)``
+    (its keywords in any order) as their positional form, defaults filled in."""
+    if not node.keywords:
         return node
-    call = ast.Call(func=node.func, args=[*node.args, node.keywords[0].value], keywords=[])
-    return ast.copy_location(call, node)
+    names: tuple[str, ...]
+    defaults: tuple[float | bool, ...]
+    if intrinsic.kind == "isclose":
+        names, defaults, first = KEYWORDS, DEFAULTS, 2
+    elif intrinsic.name in ("round", "around"):
+        names = ("ndigits",) if intrinsic.kind == "builtin" else ("decimals",)
+        defaults, first = (0,), 1
+    else:
+        return node
+    given = {kw.arg: kw.value for kw in node.keywords}
+    if len(node.args) != first or any(k not in names for k in given):
+        return node  # (reported as keyword arguments the call does not take)
+    last = max(names.index(str(k)) for k in given)
+    args = [*node.args]
+    for k in range(last + 1):
+        value = given.get(names[k])
+        args.append(
+            value if value is not None else ast.copy_location(ast.Constant(defaults[k]), node)
+        )
+    return ast.copy_location(ast.Call(func=node.func, args=args, keywords=[]), node)
 
 
 def _scalar_type(obj: object) -> type | None:
     """The NumPy scalar type of a dtype-like object (``np.dtype("float32")``), else ``None``."""
     if isinstance(obj, np.dtype):
-        return obj.type
+        kind: type = obj.type
+        return kind
     return None

@@ -26,7 +26,8 @@ class Intrinsic:
     (math.* -> weak f64 result, Python semantics), ``ufunc`` (np.* -> keeps the strong float
     type), ``dtype`` (np.float32(x) and friends: a strong cast), ``reduce`` (np.sum and
     friends over a view: frontend/reductions.py), ``typeinfo`` (np.finfo/np.iinfo: a
-    compile-time object, frontend/typeinfo.py)."""
+    compile-time object, frontend/typeinfo.py), ``isclose`` (np.isclose of scalars,
+    frontend/isclose.py)."""
     name: str
     """Builtin name, MATH_FUNCTIONS name, or dtype name (``float32``)."""
     arity: tuple[int, int] = (1, 1)
@@ -104,6 +105,7 @@ LIBRARY_UFUNCS: dict[str, int] = {
 for _n, _k in LIBRARY_UFUNCS.items():
     _arity = (1, 2) if _n in ("round", "around") else (_k, _k)  # (decimals: a constant)
     _add(getattr(np, _n), Intrinsic("ufunc", _n, _arity))
+_add(np.isclose, Intrinsic("isclose", "isclose", (2, 5)))  # (offload/frontend/isclose.py)
 _add(np.finfo, Intrinsic("typeinfo", "finfo"))  # (offload/frontend/typeinfo.py)
 _add(np.iinfo, Intrinsic("typeinfo", "iinfo"))
 _add(math.degrees, Intrinsic("math", "degrees"))

@@ -50,6 +50,10 @@ WIDE = np.concatenate(
 """Values over many magnitudes for rounding to decimals (ties, overflow of ``x * 10**d``)."""
 with np.errstate(over="ignore"):
     WIDE32 = WIDE.astype(np.float32)  # (-1e300 overflows to -inf)
+_NEAR = [-np.inf, -1.0, -1e-9, -0.0, 0.0, 1e-9, 1e-8, 1.0, 1.00001, 1.0000001, np.inf, np.nan]
+CX = np.array([a for a in _NEAR for _ in _NEAR])
+CY = np.array([b for _ in _NEAR for b in _NEAR])
+"""Pairs of values near each other and of specials, for ``np.isclose``."""
 NEG = np.array([-0.5, -1.5, -2.5, -3.25, -100.5, -200.5, 1e-300, 0.75, 4.0, 6.0])
 
 UNARY_FLOAT = [
@@ -88,6 +92,11 @@ ROUND_FLOAT = [
     "round({x}, 1)", "round({x}, -1)", "np.round({x}, decimals=3)", "round({x}, ndigits=7)",
     "np.round({x}, 12)", "np.round({x}, 30)", "np.round({x}, 400)", "np.round({x}, -400)",
 ]  # fmt: skip
+ISCLOSE = [
+    "np.isclose({x}, {y})", "np.isclose({x}, {y}, rtol=1e-3)",
+    "np.isclose({x}, {y}, atol=1e-6, equal_nan=True)", "np.isclose({x}, 1, 0.1, 0.0)",
+    "np.isclose(float({x}), {y}, equal_nan=True, rtol=np.float32(0.5))",
+]  # fmt: skip
 ROUND_INTEGER = ["np.round({x}, 2)", "round({x}, 3)", "np.around({x}, decimals=0)"]
 TRANSCENDENTAL = ("exp2", "log2", "log1p", "expm1", "hypot", "arctan2", "atan2", "erf",
                   "erfc")  # fmt: skip
@@ -116,6 +125,13 @@ GROUPS: dict[str, Any] = {
     "math-f32": _group(MATH_FLOAT, "X", "Y", {"X": X32, "Y": Y32}, len(X)),
     "round-f64": _group(ROUND_FLOAT, "W", "W", {"W": WIDE}, len(WIDE)),
     "round-f32": _group(ROUND_FLOAT, "W", "W", {"W": WIDE32}, len(WIDE)),
+    "isclose-f64": _group(ISCLOSE, "P", "Q", {"P": CX, "Q": CY}, len(CX)),
+    "isclose-f32": _group(
+        ISCLOSE, "P", "Q", {"P": CX.astype(np.float32), "Q": CY.astype(np.float32)}, len(CX)
+    ),
+    "isclose-int": _group(
+        ["np.isclose({x}, {y})", "np.isclose({x}, {x} + 1, atol=1)"], "A", "A", {"A": I8}, len(I8)
+    ),
     "round-int": _group(ROUND_INTEGER, "A", "A", {"A": INTS}, len(INTS)),
     "round-int8": _group(ROUND_INTEGER, "A", "A", {"A": I8}, len(I8)),
     "int64": _group(INTEGER, "A", "A", {"A": INTS}, len(INTS)),
@@ -241,6 +257,22 @@ def test_rounding_offload_does_not_do_as_cpython_is_a_located_error(
     body: str, message: str
 ) -> None:
     fn = _define(f"lambda i: {body}", {"W": WIDE, "INTS": INTS})
+    with pytest.raises(ol.OffloadError, match=message) as info:
+        lower(fn, 1)
+    assert "^" in str(info.value)
+
+
+@pytest.mark.unit
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        ("np.isclose(W[i], 1.0, equal_nan=W[i] > 0)", "equal_nan must be a constant"),
+        ("np.isclose(W[i], 1.0, tol=0.1)", "keyword arguments to 'np.isclose'"),
+        ("np.isclose(W[i:i + 2], 1.0)", "must be a number or bool"),
+    ],
+)
+def test_isclose_misused_is_a_located_error(body: str, message: str) -> None:
+    fn = _define(f"lambda i: {body}", {"W": WIDE})
     with pytest.raises(ol.OffloadError, match=message) as info:
         lower(fn, 1)
     assert "^" in str(info.value)
