@@ -51,14 +51,29 @@ KEYWORDS = frozenset(
     {
         ("enumerate", "start"), ("round", "decimals"), ("around", "decimals"),
         ("round", "ndigits"), ("isclose", "rtol"), ("isclose", "atol"),
-        ("isclose", "equal_nan"),
+        ("isclose", "equal_nan"), ("var", "ddof"), ("std", "ddof"),
     }
 )  # fmt: skip
 """(intrinsic, keyword) pairs the frontend accepts: ``enumerate(row, start=1)``,
 ``np.round(x, decimals=2)``, ``round(x, ndigits=2)``, ``np.isclose(a, b, atol=1e-6)``."""
 
 ARRAY_METHODS = frozenset(
-    {"sum", "prod", "min", "max", "argmin", "argmax", "mean", "all", "any", "dot", "astype", "item"}
+    {
+        "sum",
+        "prod",
+        "min",
+        "max",
+        "argmin",
+        "argmax",
+        "mean",
+        "all",
+        "any",
+        "dot",
+        "astype",
+        "item",
+        "var",
+        "std",
+    }
 )
 """Reduction methods of arrays and views (``row.sum()``: offload/frontend/reductions.py), and
 the conversions ``.astype(t)`` and a scalar's ``.item()`` (offload/frontend/calls.py)."""

@@ -75,6 +75,7 @@ class Calls:
         func = self.core.expr(node.func)
         if isinstance(func, BoundMethod) and func.name in CONVERSIONS:
             return self.conversion(func, node)
+        ddof, node = self._ddof(func, node)
         if isinstance(func, BoundMethod):  # row.sum(), u.dot(v)
             if node.keywords:
                 raise self.core.unsupported(
@@ -87,7 +88,7 @@ class Calls:
                     f"'.{func.name}()' takes {want} argument{'s' if want != 1 else ''} here",
                     node,
                 )
-            args = [func.receiver, *(self.core.expr(a) for a in node.args)]
+            args = [func.receiver, *(self.core.expr(a) for a in node.args), *ddof]
             self.core.at(node)
             return Reductions(self.core, self.arith).reduce(func.name, args, node)
         if isinstance(func, Getter):
@@ -120,6 +121,10 @@ class Calls:
                 )
             args = [self.core.expr(a) for a in node.args]
             self.core.at(node)
+            if ddof:
+                return Reductions(self.core, self.arith).reduce(
+                    intrinsic.name, [*args, *ddof], node
+                )
             return self.call_intrinsic(intrinsic, func, args, node)
         if isinstance(func.obj, types.FunctionType):
             args = [self.core.expr(a) for a in node.args]
@@ -147,9 +152,9 @@ class Calls:
         if intr.kind == "typeinfo":
             return typeinfo.make(self.core, intr.name, args[0], node)
         if intr.kind == "isclose":
-            xs = [self.core.scalar(a, n) for a, n in zip(args, node.args, strict=True)]
+            operands = [self.core.scalar(a, n) for a, n in zip(args, node.args, strict=True)]
             self.core.at(node)
-            return isclose(self.core, self.arith, xs, node)
+            return isclose(self.core, self.arith, operands, node)
         scalars = [self.core.scalar(a, n) for a, n in zip(args, node.args, strict=True)]
         self.core.at(node)
         if intr.kind == "math":
@@ -240,6 +245,19 @@ class Calls:
             rounded = s.value if fn is None else self.core.b.math(fn, [s.value])
             return Scalar(self.core.b.cast(rounded, I64), True)
         raise self.core.unsupported(node, f"the builtin '{name}'")
+
+    def _ddof(self, func: Val, node: ast.Call) -> tuple[list[Val], ast.Call]:
+        """``np.var(x, ddof=k)``, ``x.std(ddof=k)``: ``[k]`` and the call without it (only
+        a keyword: NumPy's second positional argument is the axis)."""
+        name = func.name if isinstance(func, BoundMethod | PyObj) else ""
+        if isinstance(func, PyObj):
+            intrinsic = lookup_intrinsic(func.obj)
+            name = intrinsic.name if intrinsic is not None and intrinsic.kind == "reduce" else ""
+        if name not in ("var", "std") or [kw.arg for kw in node.keywords] != ["ddof"]:
+            return [], node
+        ddof = self.core.expr(node.keywords[0].value)
+        call = ast.copy_location(ast.Call(func=node.func, args=node.args, keywords=[]), node)
+        return [ddof], call
 
     def conversion(self, method: BoundMethod, node: ast.Call) -> Val:
         """``x.item()`` of a NumPy scalar (the Python number: ``float``, ``int`` as ``int(x)``,

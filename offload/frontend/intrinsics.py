@@ -126,7 +126,7 @@ for _obj, _n in (
     (np.sum, "sum"), (np.prod, "prod"), (np.min, "min"), (np.max, "max"), (np.amin, "min"),
     (np.amax, "max"), (np.argmin, "argmin"), (np.argmax, "argmax"), (np.mean, "mean"),
     (np.all, "all"), (np.any, "any"), (np.linalg.norm, "norm"), (np.dot, "dot"),
-    (np.count_nonzero, "count_nonzero"),
+    (np.count_nonzero, "count_nonzero"), (np.var, "var"), (np.std, "std"),
 ):  # fmt: skip
     _add(_obj, Intrinsic("reduce", _n, (2, 2) if _n == "dot" else (1, 1)))
 

@@ -1,7 +1,7 @@
 """Reductions over views and elementwise expressions, lowered to loops with no temporary:
 ``np.sum``, ``np.prod``, ``np.min``/``np.max`` (``np.amin``/``np.amax``), ``np.argmin``/
-``np.argmax``, ``np.mean``, ``np.all``/``np.any``, ``np.count_nonzero``, ``np.dot`` and ``@``,
-``np.linalg.norm``.
+``np.argmax``, ``np.mean``, ``np.var``/``np.std`` (``ddof=``), ``np.all``/``np.any``,
+``np.count_nonzero``, ``np.dot`` and ``@``, ``np.linalg.norm``.
 
 The element expression (``(a[i, :] - c[k, :]) ** 2``) is lowered inside the loop body, so
 the whole reduction is one fused loop. Result types are NumPy's (64-bit Linux): ``sum`` and
@@ -48,7 +48,7 @@ from offload.ir.types import BOOL, F64, I64, U64, ScalarType
 
 REDUCTIONS = frozenset(
     {"sum", "prod", "min", "max", "argmin", "argmax", "mean", "all", "any", "dot", "norm",
-     "count_nonzero"}
+     "count_nonzero", "var", "std"}
 )  # fmt: skip
 """The names of intrinsics of kind ``reduce`` (frontend/intrinsics.py)."""
 
@@ -80,6 +80,9 @@ class Reductions:
             return self.sum(x, node)
         if name == "mean":
             return self.mean(x, node)
+        if name in ("var", "std"):
+            ddof = args[1] if len(args) > 1 else self.views.i64(0)
+            return self.variance(x, name, self.core.scalar(ddof, node, "ddof"), node)
         if name == "prod":
             return self.prod(x, node)
         if name in ("min", "max"):
@@ -185,6 +188,29 @@ class Reductions:
             count = self.views.mul(count, n)
         b = self.core.b
         return Scalar(b.binary(Opcode.TRUEDIV, total, b.cast(count.value, t)), False)
+
+    def variance(self, x: ArrayLike, name: str, ddof: Scalar, node: ast.AST) -> Scalar:
+        """``np.var``/``np.std`` (``ddof``: an integer) as NumPy's ``_var`` computes them:
+        the mean (``mean``), the sum in NumPy's order of ``(x - mean) * (x - mean)`` in the
+        mean's type, divided by ``max(n - ddof, 0)``; ``std`` its square root."""
+        if not ddof.type.is_int:
+            raise self.core.error(TypeMismatch, f"np.{name}()'s ddof must be an integer", node)
+        b = self.core.b
+        m = self.mean(x, node)
+        t = m.type
+
+        def deviation(xs: list[Scalar]) -> Scalar:
+            d = self.arith.binop("sub", xs[0], m, node)
+            return Scalar(b.binary(Opcode.MUL, d.value, d.value), False)
+
+        squares = self.views.map([x], (t, False), deviation, node)
+        count = self.views.i64(1)
+        for n in self.views.lengths(x):
+            count = self.views.mul(count, n)
+        dof = self.core.convert(self.arith.binop("sub", count, ddof, node), I64).value
+        dof = b.binary(Opcode.MAX, dof, b.const(0, I64))
+        var = b.binary(Opcode.TRUEDIV, self._total(squares, t), b.cast(dof, t))
+        return Scalar(var if name == "var" else b.math("sqrt", [var]), False)
 
     def _total(self, x: ArrayLike, t: ScalarType) -> Value:
         """The sum of ``x``'s elements in type ``t``, in NumPy's order for floats."""

@@ -83,6 +83,17 @@ def all_any(i: int, j: int) -> Any:
     return np.any(I8[i] > 120), np.all(BOOLS[i, j : j + 2]), np.all(A[i] > -6.0)
 
 
+def variances(i: int, j: int) -> Any:
+    # NumPy's _var: the mean, the pairwise sum of squared deviations, / max(n - ddof, 0)
+    return (
+        np.var(A[i, : 4 * j + 1]),
+        A32[i, j + 2 :].std(ddof=1),  # (at most 128 values: NumPy's summation order)
+        np.std(I8[i], ddof=j % 3),
+        U8[i, : j + 1].var() + np.var(BOOLS[i]),
+        np.std(A32[i, : j + 2] * 2 - 1),
+    )
+
+
 def count_nonzero(i: int, j: int) -> Any:
     # an int64 (NumPy's intp): the int8 it meets widens to it
     return np.count_nonzero(A[i] > 0) + np.count_nonzero(I8[i, j:]) * I8[i, j] // 64
@@ -138,6 +149,7 @@ CASES = [
     means,
     all_any,
     count_nonzero,
+    variances,
     integer_dots,
     matrix_vector,
     matrix_matrix,
@@ -166,6 +178,7 @@ CPU_CASES = [
     arg_extremes,
     means,
     count_nonzero,
+    variances,
     matrix_vector,
 ]
 """What compute_s and compute_p compile too (each kernel costs seconds of numba time on
