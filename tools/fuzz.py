@@ -9,6 +9,8 @@ Programs run in a worker process, so a segfault is a finding rather than the end
 campaign. Prints the counts per target at the end.
 
   python tools/fuzz.py --budget 600 --seed 1 --out /tmp/fuzz-findings
+  python tools/fuzz.py --budget 600 --library   (NumPy library calls too: np.round(x, d),
+                                                 np.isclose, np.finfo, np.var/std, ...)
   python tools/fuzz.py --budget 300 --targets interp,compute_g   (on a GPU machine: the GPU;
                                                                    tools/gpu-run.sh fuzz)
   python tools/fuzz.py --worker --seed 1   (internal: the worker)
@@ -31,7 +33,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def worker(seed: int, folder: Path, targets: tuple[str, ...]) -> None:
+def worker(seed: int, folder: Path, targets: tuple[str, ...], library: bool) -> None:
     """Run seeds ``seed, seed + 1, ...`` forever, one JSON line per program."""
     sys.path.insert(0, str(ROOT))
     from tests.fuzz.gen import generate
@@ -40,7 +42,7 @@ def worker(seed: int, folder: Path, targets: tuple[str, ...]) -> None:
     s = seed
     while True:
         print(json.dumps({"start": s}), flush=True)
-        program = generate(s)
+        program = generate(s, library=library)
         out = run_program(program, folder, targets)
         row = {
             "seed": s,
@@ -72,7 +74,9 @@ def campaign(args: argparse.Namespace) -> int:
         findings += 1
         shutil.copy(src_dir / f"fuzz_{seed}.py", out_dir / f"fuzz_{seed}.py") if (
             src_dir / f"fuzz_{seed}.py"
-        ).exists() else (out_dir / f"fuzz_{seed}.py").write_text(generate(seed).source)
+        ).exists() else (out_dir / f"fuzz_{seed}.py").write_text(
+            generate(seed, library=args.library).source
+        )
         log.write(json.dumps({"seed": seed, "kind": kind, "detail": detail}) + "\n")
         log.flush()
         print(f"finding: seed {seed} {kind}: {json.dumps(detail)[:300]}", flush=True)
@@ -88,6 +92,7 @@ def campaign(args: argparse.Namespace) -> int:
             str(src_dir),
             "--targets",
             args.targets,
+            *(["--library"] if args.library else []),
         ]
         proc = subprocess.Popen(
             cmd,
@@ -156,6 +161,9 @@ def main() -> int:
     p.add_argument("--out", default="fuzz-findings", help="folder for findings")
     p.add_argument("--timeout", type=float, default=180, help="seconds per program")
     p.add_argument("--targets", default="", help="comma-separated (default: all available)")
+    p.add_argument(
+        "--library", action="store_true", help="programs with NumPy library calls as well"
+    )
     p.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     p.add_argument("--src", default="", help=argparse.SUPPRESS)
     args = p.parse_args()
@@ -164,7 +172,7 @@ def main() -> int:
         from tests.fuzz.run import default_targets
 
         targets = tuple(t for t in args.targets.split(",") if t) or default_targets()
-        worker(args.seed, Path(args.src), targets)
+        worker(args.seed, Path(args.src), targets, args.library)
         return 0
     return campaign(args)
 

@@ -78,8 +78,11 @@ class _Var:
 
 
 class _Gen:
-    def __init__(self, seed: int, size: str) -> None:
+    def __init__(self, seed: int, size: str, library: bool = False) -> None:
         self.r = random.Random(seed)
+        self.lib = random.Random(seed * 7919 + 17) if library else None
+        """``library``: its own draws add NumPy library calls (``library_expr``); ``None``
+        leaves every earlier seed's program as it was."""
         self.seed = seed
         self.size = size
         self.features: set[str] = set()
@@ -249,6 +252,8 @@ class _Gen:
         r = self.r
         roll = r.random()
         a = self.expr(env, kind, d)
+        if self.lib is not None and self.lib.random() < 0.3:
+            return self.library_expr(env, kind, d, a)
         if roll < 0.45:
             op = r.choice(["+", "-", "*", "/"])
             b = self.expr(env, kind, d)
@@ -266,6 +271,38 @@ class _Gen:
         if roll < 0.94:
             return f"({a} // {self.expr(env, kind, d)})"
         return f"({a} ** 2)"
+
+    def library_expr(self, env: list[_Var], kind: str, d: int, a: str) -> str:
+        """A NumPy library call of a float of ``kind``: rounding to decimals, ``isclose``,
+        a type's limits, a variance of a captured array's slice, a tuple indexed at run
+        time."""
+        lib = self.lib
+        assert lib is not None
+        roll = lib.random()
+        if roll < 0.25:
+            self.features.add("round-decimals")
+            return f"np.round({a}, {lib.randint(-3, 9)})"
+        if roll < 0.45:
+            self.features.add("isclose")
+            b = self.expr(env, kind, d)
+            kw = lib.choice(["", ", rtol=1e-3", ", atol=0.5", ", equal_nan=True", ", 0.1, 0.0"])
+            return f"({a} if np.isclose({a}, {b}{kw}) else {b})"
+        if roll < 0.6 and kind == "f32":
+            self.features.add("finfo")
+            attr = lib.choice(["eps", "tiny", "max", "resolution"])
+            return f"({a} * np.finfo(np.float32).{attr})"
+        if roll < 0.8 and self.arrays.get(kind):
+            self.features.add("variance")
+            arr = lib.choice(self.arrays[kind])
+            n = self.array_len[arr]
+            lo = lib.randint(0, n - 1)
+            hi = lib.randint(lo + 1, n)
+            if lib.random() < 0.5:
+                return f"np.{lib.choice(['var', 'std'])}({arr}[{lo}:{hi}])"
+            return f"{arr}[{lo}:{hi}].{lib.choice(['var', 'std'])}(ddof={lib.randint(0, 2)})"
+        self.features.add("tuple-index")
+        items = ", ".join(self.const(kind) for _ in range(lib.randint(2, 5)))
+        return f"({items},)[{self.expr(env, 'int', 1)} % {items.count(',') + 1}]"
 
     # -- statements ---------------------------------------------------------------------
 
@@ -427,6 +464,7 @@ class _Gen:
         return Program(self.seed, "\n".join(lines), tuple(shape), self.features)
 
 
-def generate(seed: int, size: str = "normal") -> Program:
-    """The program of ``seed`` (the same text for the same seed, on every machine)."""
-    return _Gen(seed, size).program()
+def generate(seed: int, size: str = "normal", library: bool = False) -> Program:
+    """The program of ``seed`` (the same text for the same seed, on every machine);
+    ``library``: with NumPy library calls as well (``_Gen.library_expr``)."""
+    return _Gen(seed, size, library).program()

@@ -17,6 +17,9 @@ from tests.fuzz.run import run_program, same
 INTERP_SEEDS = range(20)
 NUMBA_SEEDS = (1000, 1001, 1003)
 SIM_SEEDS = (1000, 1004)
+LIBRARY_SEEDS = range(2000, 2012)
+"""Seeds of the generator's library mode (``generate(seed, library=True)``: rounding to
+decimals, ``np.isclose``, ``np.finfo``, ``np.var``/``np.std``, tuples indexed at run time)."""
 FIXED_FINDINGS = {  # campaign seeds that were findings, with the side that was wrong
     50124: "interp: np.float32(2.2e-308) is 0.0, so falsy; its truth was taken from float64",
     50216: "interp: the truth of a float32 constant was folded from its float64 value",
@@ -27,8 +30,8 @@ FIXED_FINDINGS = {  # campaign seeds that were findings, with the side that was 
 }
 
 
-def _check(seed: int, tmp_path: Path, targets: tuple[str, ...]) -> None:
-    out = run_program(generate(seed), tmp_path, targets)
+def _check(seed: int, tmp_path: Path, targets: tuple[str, ...], *, library: bool = False) -> None:
+    out = run_program(generate(seed, library=library), tmp_path, targets)
     assert not out.findings, (out.path, out.findings)
 
 
@@ -54,6 +57,18 @@ def test_fuzz_program_agrees_with_cpython_on_interpreter(seed: int, tmp_path: Pa
 
 
 @pytest.mark.unit
+@pytest.mark.parametrize("seed", LIBRARY_SEEDS)
+def test_fuzz_library_program_agrees_with_cpython_on_interpreter(seed: int, tmp_path: Path) -> None:
+    _check(seed, tmp_path, ("interp",), library=True)
+
+
+@pytest.mark.unit
+def test_fuzz_library_mode_leaves_the_default_programs_as_they_were() -> None:
+    assert generate(90480, library=False).source == generate(90480).source
+    assert generate(2002, library=True).source != generate(2002).source
+
+
+@pytest.mark.unit
 @pytest.mark.parametrize("seed", sorted(FIXED_FINDINGS))
 def test_fuzz_finding_stays_fixed_on_interpreter(seed: int, tmp_path: Path) -> None:
     _check(seed, tmp_path, ("interp",))
@@ -68,6 +83,11 @@ def test_float_floor_division_by_one_is_floor_on_cpu_targets(tmp_path: Path) -> 
 @pytest.mark.parametrize("seed", NUMBA_SEEDS)
 def test_fuzz_program_agrees_with_cpython_on_cpu_targets(seed: int, tmp_path: Path) -> None:
     _check(seed, tmp_path, ("compute_s", "compute_p"))
+
+
+@pytest.mark.cpu
+def test_fuzz_library_program_agrees_with_cpython_on_cpu_targets(tmp_path: Path) -> None:
+    _check(2003, tmp_path, ("compute_s", "compute_p"), library=True)  # (isclose, finfo, ...)
 
 
 @pytest.mark.sim
