@@ -331,7 +331,7 @@ def _check_intrinsic_args(
                 f"'{call.name}' takes {want} argument(s) in element functions, got {n}",
                 ctx.src.span(call.node),
                 UnsupportedSyntax.rule,
-                "min and max take two or more scalars, not a sequence"
+                "min and max take one sequence or two to eight values"
                 if intrinsic.name in ("min", "max")
                 else "check the call's arguments",
             )

@@ -204,6 +204,8 @@ class Calls:
         if name in ("min", "max"):
             if len(args) == 1 and isinstance(args[0], TupleVal):
                 args = list(args[0].items)
+            elif len(args) == 1 and not isinstance(args[0], Scalar):
+                return Reductions(self.core, self.arith).python_extreme(name, args[0], node)
             if len(args) < 2:
                 raise self.core.error(
                     TypeMismatch, f"{name}() needs at least two values here", node

@@ -45,8 +45,8 @@ def _add(obj: Any, intrinsic: Intrinsic) -> None:
 
 
 for _name, _arity in {
-    "min": (2, 8),
-    "max": (2, 8),
+    "min": (1, 8),
+    "max": (1, 8),
     "abs": (1, 1),
     "int": (1, 1),
     "float": (1, 1),

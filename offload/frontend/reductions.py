@@ -329,6 +329,32 @@ class Reductions:
 
         return Scalar(self.each(lengths, [first], pick)[0], False)
 
+    def python_extreme(self, name: str, arg: Val, node: ast.Call) -> Scalar:
+        """The builtin ``max(x)``/``min(x)`` of a 1-D view, expression or local array:
+        Python's loop, ``if item > best: best = item`` from the first element (so a NaN
+        first stays, a later NaN never replaces), each element of its own type. Empty, it
+        is undefined (Python raises ``ValueError``), as ``np.max`` is."""
+        x = self._operand(arg, node.args[0], name, weak=True)
+        self.core.at(node)
+        lengths = self.views.lengths(x)
+        if len(lengths) != 1:
+            raise self.core.error(
+                TypeMismatch,
+                f"{name}() of a view of more than one dimension compares rows (arrays)",
+                node,
+                hint=f"use np.{name}(...) for the {name}imum of every element",
+            )
+        weak = self.views.key(x)[1]
+        b = self.core.b
+        first = self.views.element(x, [self.views.i64(0)]).value
+        opcode = Opcode.GT if name == "max" else Opcode.LT
+
+        def pick(pos: tuple[Scalar, ...], accs: list[Value]) -> list[Value]:
+            e = self.views.element(x, pos).value
+            return [b.select(b.binary(opcode, e, accs[0]), e, accs[0])]
+
+        return Scalar(self.each(lengths, [first], pick)[0], weak)
+
     def _keep(self, name: str, acc: Value, x: Value, t: ScalarType) -> Value:
         """NumPy's ``maximum``/``minimum`` as a reduction step: NaN wins, ties keep ``acc``."""
         b = self.core.b

@@ -125,6 +125,12 @@ def builtin_sum_adds_in_order(i: int, j: int) -> Any:
     return sum(A32[i, j:]), sum(I8[i, : j + 1], 10), sum(TRIPLE), sum(A[i, ::-1] * 0.5)
 
 
+def builtin_max_min_of_sequences(i: int, j: int) -> Any:
+    """Python's max/min over a sequence: ``item > best`` from the first (NaNs: NANS)."""
+    t = [A[i, 0], 2.0, A[i, 1] * 3]
+    return max(NANS[i, j % 12 :]), min(I8[i, j:]), max(t) - min(t), max(A32[i, : j + 1] * 2)
+
+
 def array_methods(i: int, j: int) -> Any:
     row = A[i, : j + 3]
     return (
@@ -136,6 +142,7 @@ def array_methods(i: int, j: int) -> Any:
 CASES = [
     array_methods,
     builtin_sum_adds_in_order,
+    builtin_max_min_of_sequences,
     sums_up_to_128,
     float32_sum_stays_float32,
     int_sums_widen,
@@ -171,6 +178,7 @@ def _check_all(target: str, fn: Any, shape: tuple[int, ...]) -> None:
 
 CPU_CASES = [
     builtin_sum_adds_in_order,
+    builtin_max_min_of_sequences,
     sums_up_to_128,
     int_sums_widen,
     fused_distance,

@@ -81,9 +81,9 @@ def helper_without_source(i: int) -> Any:
     return hidden_helper(i)
 
 
-@expect(UnsupportedSyntax, line=86, col=12, caret="min(T)")
-def min_of_a_sequence(i: int) -> Any:
-    return min(T) + i
+@expect(UnsupportedSyntax, line=86, col=12, caret="min(i, 1, 2, 3, 4, 5, 6, 7, 8)")
+def min_of_nine_values(i: int) -> Any:
+    return min(i, 1, 2, 3, 4, 5, 6, 7, 8) + i
 
 
 @expect(UnresolvedCall, line=91, col=12, caret="T[0](i)")
