@@ -23,6 +23,7 @@ from offload.frontend.local_arrays import LocalArrays
 from offload.frontend.optables import OPCODES
 from offload.frontend.promote import call_result, describe_key, join
 from offload.frontend.reductions import Reductions
+from offload.frontend.sequence_reductions import SequenceReductions
 from offload.frontend.tree import TreeLowering
 from offload.frontend.values import (
     ArrayRef,
@@ -205,7 +206,7 @@ class Calls:
             if len(args) == 1 and isinstance(args[0], TupleVal):
                 args = list(args[0].items)
             elif len(args) == 1 and not isinstance(args[0], Scalar):
-                return Reductions(self.core, self.arith).python_extreme(name, args[0], node)
+                return SequenceReductions(self.core, self.arith).python_extreme(name, args[0], node)
             if len(args) < 2:
                 raise self.core.error(
                     TypeMismatch, f"{name}() needs at least two values here", node
@@ -223,7 +224,7 @@ class Calls:
                 return LocalArrays(self.core, self.arith, self.exprs.names).length(a)
             raise self.core.error(TypeMismatch, f"len() of a {describe(a)}", node)
         if name == "sum":
-            return Reductions(self.core, self.arith).python_sum(args, node)
+            return SequenceReductions(self.core, self.arith).python_sum(args, node)
         if name in ("divmod", "pow"):
             x, y = (self.core.scalar(a, n) for a, n in zip(args, node.args, strict=True))
             if name == "pow":
