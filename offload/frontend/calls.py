@@ -290,6 +290,8 @@ class Calls:
                 node.args[0],
             )
         assert isinstance(target, PyObj) and isinstance(node.func, ast.Attribute)
+        if isinstance(x, ArrayRef) and x.type.ndim > 0:  # (the whole array, as a view)
+            x = self.exprs.views.full(x)
         call = ast.copy_location(
             ast.Call(func=node.func, args=[node.func.value], keywords=[]), node
         )

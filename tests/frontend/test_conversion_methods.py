@@ -1,5 +1,6 @@
-"""A NumPy scalar's ``.item()`` (the Python number) and ``.astype(t)`` of a scalar, a view or
-an array expression (as ``t(x)``): CPython's values and dtypes on every target."""
+"""A NumPy scalar's ``.item()`` (the Python number) and ``.astype(t)`` of a scalar, a view, a
+captured array or an array expression (as ``t(x)``): CPython's values and dtypes on every
+target."""
 
 from __future__ import annotations
 
@@ -32,6 +33,10 @@ def astype_of_views(i: int, j: int) -> Any:
     return X[i].astype(np.float64).sum() + (K[i] * 2).astype(np.int16).sum() + j
 
 
+def astype_of_a_whole_array(i: int, j: int) -> Any:
+    return X.astype(np.float64)[i, j] + K.astype(np.int8)[1 - i].sum()
+
+
 def astype_to_an_arrays_dtype(i: int, j: int) -> Any:
     return K[i, j].astype(X.dtype) + Y[i, j].astype(K.dtype)
 
@@ -39,7 +44,13 @@ def astype_to_an_arrays_dtype(i: int, j: int) -> Any:
 @pytest.mark.parametrize("target", TARGETS)
 @pytest.mark.parametrize(
     "fn",
-    [item_is_a_python_number, astype_of_scalars, astype_of_views, astype_to_an_arrays_dtype],
+    [
+        item_is_a_python_number,
+        astype_of_scalars,
+        astype_of_views,
+        astype_of_a_whole_array,
+        astype_to_an_arrays_dtype,
+    ],
     ids=lambda f: f.__name__,
 )
 def test_conversion_methods_match_cpython(target: str, fn: Any) -> None:
