@@ -182,11 +182,16 @@ class Reductions:
         et = self.views.key(x)[0]
         t = et if et.is_float else F64
         total = self._total(x, t)
+        count = self._count(x)
+        b = self.core.b
+        return Scalar(b.binary(Opcode.TRUEDIV, total, b.cast(count.value, t)), False)
+
+    def _count(self, x: ArrayLike) -> Scalar:
+        """The number of ``x``'s elements (the product of its lengths)."""
         count = self.views.i64(1)
         for n in self.views.lengths(x):
             count = self.views.mul(count, n)
-        b = self.core.b
-        return Scalar(b.binary(Opcode.TRUEDIV, total, b.cast(count.value, t)), False)
+        return count
 
     def variance(self, x: ArrayLike, name: str, ddof: Scalar, node: ast.AST) -> Scalar:
         """``np.var``/``np.std`` (``ddof``: an integer) as NumPy's ``_var`` computes them:
@@ -203,9 +208,7 @@ class Reductions:
             return Scalar(b.binary(Opcode.MUL, d.value, d.value), False)
 
         squares = self.views.map([x], (t, False), deviation, node)
-        count = self.views.i64(1)
-        for n in self.views.lengths(x):
-            count = self.views.mul(count, n)
+        count = self._count(x)
         dof = self.core.convert(self.arith.binop("sub", count, ddof, node), I64).value
         dof = b.binary(Opcode.MAX, dof, b.const(0, I64))
         var = b.binary(Opcode.TRUEDIV, self._total(squares, t), b.cast(dof, t))
