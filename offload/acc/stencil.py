@@ -53,16 +53,49 @@ def _clamp_lo(p: int, n: int) -> int:
     return max(p, 0)
 
 
-def _wrap(p: int, n: int) -> int:
-    return p % n
-
-
 def _mirror(p: int, n: int) -> int:
     # mirror(p) == mirror(-p), with period m; reflecting first keeps a read near an edge
     # bounded near it for the range analysis (a streamed chunk's read window)
     m = max(2 * (n - 1), 1)  # (n == 1: every p reflects to 0)
     q = abs(p) % m
     return m - q if q >= n else q
+
+
+def _wrap_hi(p: int, n: int, k: int) -> int:
+    # p = c + k with 0 <= c < n and 0 < k: one subtraction where k <= n (n is the kernel's,
+    # so every thread takes the same arm), Python's modulo for a longer reach
+    if k <= n:
+        return p - n if p >= n else p
+    return p % n
+
+
+def _wrap_lo(p: int, n: int, k: int) -> int:
+    # p = c + k with 0 <= c < n and k < 0: one addition where -k <= n
+    if -k <= n:
+        return p + n if p < 0 else p
+    return p % n
+
+
+def _mirror_hi(p: int, n: int, k: int) -> int:
+    # p = c + k with 0 <= c < n and 0 < k: one reflection about n - 1 where k < n
+    if k < n:
+        return 2 * (n - 1) - p if p >= n else p
+    return _mirror(p, n)
+
+
+def _mirror_lo(p: int, n: int, k: int) -> int:
+    # p = c + k with 0 <= c < n and k < 0: one reflection about 0 where -k < n
+    if -k < n:
+        return -p if p < 0 else p
+    return _mirror(p, n)
+
+
+def _own(helper: Callable[..., Any]) -> NodePath:
+    """The path of one of this module's helpers: itself (``("const", helper)``), so that a
+    global it reads (``_mirror``) is looked up, and its resolution tested on every call, in
+    this module -- not in the user's function, whose globals do not hold it (a test that
+    failed on every call, so that every call lowered the tree again)."""
+    return (("const", helper),)
 
 
 def _inside(p: int, n: int) -> bool:
@@ -130,7 +163,6 @@ class _Around(ArrayNode):
         dims = lower_items(lo, st.dims, (*self.path, ("attr", "dims")))
         assert isinstance(dims, TupleVal)
         bound = st.boundary
-        helper_path = (*self.path, ("attr", "fn"))
         pos: list[Any] = []
         inside: list[Any] = []
         reads = zip(self.centre, idx, dims.items, offsets, strict=True)
@@ -142,15 +174,20 @@ class _Around(ArrayNode):
             if axis == 0 and st.lead is not None:
                 rule: Callable[[int, int], int] = _clamp_hi if k > 0 else _clamp_lo
             elif isinstance(bound, Constant):
-                inside.append(lo.call(_inside, helper_path, [p, n]))
+                inside.append(lo.call(_inside, _own(_inside), [p, n]))
                 rule = _clamp
             elif bound == "clamp":
                 rule = _clamp_hi if k > 0 else _clamp_lo
             else:
-                rule = _wrap if bound == "wrap" else _mirror
+                near = {"wrap": (_wrap_lo, _wrap_hi), "mirror": (_mirror_lo, _mirror_hi)}
+                edge = near[bound][k > 0]  # type: ignore[index]
+                # (a reach of less than the extent: no division -- a kernel-wide test)
+                at = lo.call(edge, _own(edge), [p, n, lo.constant(k)])
+                pos.append(_nonneg(at))
+                continue
             # (every rule gives a position in [0, n) -- n > 0 where an element exists --
             # so the read needs no negative-index test)
-            pos.append(_nonneg(lo.call(rule, helper_path, [p, n])))
+            pos.append(_nonneg(lo.call(rule, _own(rule), [p, n])))
         x = lo.element(st.a, (*self.path, ("attr", "a")), pos)
         if not inside:
             return x
@@ -159,7 +196,7 @@ class _Around(ArrayNode):
         cond = inside[0]
         for more in inside[1:]:
             cond = lo.binop("and", cond, more)
-        return lo.call(_pick, helper_path, [cond, x, v])
+        return lo.call(_pick, _own(_pick), [cond, x, v])
 
 
 @dataclass(frozen=True, eq=False)
@@ -213,13 +250,12 @@ class Stencil(Scheduled):
             return arm(None)
         dims = lower_items(lo, self.dims, (*path, ("attr", "dims")))
         assert isinstance(dims, TupleVal)
-        helper = (*path, ("attr", "fn"))
         tests: list[Any] = []
         for c, n, (a, b) in zip(idx, dims.items, ext, strict=True):
             if a < 0:
-                tests.append(lo.call(_at_least, helper, [c, lo.constant(-a)]))
+                tests.append(lo.call(_at_least, _own(_at_least), [c, lo.constant(-a)]))
             if b > 0:
-                tests.append(lo.call(_below, helper, [c, lo.constant(b), n]))
+                tests.append(lo.call(_below, _own(_below), [c, lo.constant(b), n]))
         cond = tests[0]
         for more in tests[1:]:
             cond = lo.binop("and", cond, more)
