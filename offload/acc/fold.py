@@ -27,6 +27,7 @@ from offload.acc.base import Context, Scheduled
 from offload.acc.commute import commutes
 from offload.acc.nodes import Leaf, as_arrays_source, as_source
 from offload.acc.plan import seg_lanes, stages, wide_rule
+from offload.acc.skeletons.operands import python_ints_fit
 from offload.acc.values import items_key, lower_items, shape_of, to_items
 from offload.delayed import Delayed, reshape
 from offload.frontend.nodes import ElementLowering, Index, NodeFunction, NodePath
@@ -108,6 +109,16 @@ class Fold(Scheduled):
     @property
     def shape(self) -> tuple[int, ...]:  # type: ignore[override]
         return shape_of(self.a)[:-1]
+
+    def refit(self) -> Fold:
+        """This fold with ``n`` taken anew from ``a`` (``a`` was a filter, whose length the
+        scheduler knows only once computed); ``fold1``'s empty-axis ``ValueError``."""
+        n = shape_of(self.a)[-1]
+        if n == self.n:
+            return self
+        if n == 0 and self.z is NO_Z:
+            raise ValueError("fold1 of an empty axis: there is no first element (use fold)")
+        return replace(self, n=n)
 
     def functions(self) -> tuple[NodeFunction, ...]:
         return (NodeFunction("f", self.f),)
@@ -373,7 +384,9 @@ def fold(f: Callable[..., Any], z: Any, a: Any) -> Fold:
     shape = shape_of(a)
     if not shape:
         raise ValueError("fold needs an array of at least one axis (use fold_all)")
-    return Fold(f, to_items(z, "the neutral element z"), a, shape[-1])
+    held = to_items(z, "the neutral element z")
+    python_ints_fit(z, a, "fold: the neutral element")
+    return Fold(f, held, a, shape[-1])
 
 
 def fold1(f: Callable[..., Any], a: Any) -> Fold:
@@ -396,9 +409,11 @@ def fold_all(f: Callable[..., Any], z: Any, a: Any) -> Fold:
     a = as_source(a)
     shape = shape_of(a)
     n = math.prod(shape)
+    held = to_items(z, "the neutral element z")
+    python_ints_fit(z, a, "fold_all: the neutral element")
     if len(shape) != 1:
         a = _flat(a, n)
-    return Fold(f, to_items(z, "the neutral element z"), a, n)
+    return Fold(f, held, a, n)
 
 
 def _flat(a: Any, n: int) -> Any:
@@ -419,6 +434,8 @@ def fold_seg(f: Callable[..., Any], z: Any, a: Any, seg: Any) -> FoldSeg:
     shape = shape_of(a)
     if not shape:
         raise ValueError("fold_seg needs an array of at least one axis")
+    held = to_items(z, "the neutral element z")
+    python_ints_fit(z, a, "fold_seg: the neutral element")
     lengths = _host_lengths(seg)
     if lengths.size and int(lengths.min()) < 0:
         raise ValueError("fold_seg: segment lengths must be non-negative")
@@ -432,7 +449,7 @@ def fold_seg(f: Callable[..., Any], z: Any, a: Any, seg: Any) -> FoldSeg:
     # offload's own array, never written: frozen, so compute_g copies it to the device
     # once (its cached copy), not on every call of a kept node
     use(offsets)
-    return FoldSeg(f, to_items(z, "the neutral element z"), a, offsets)
+    return FoldSeg(f, held, a, offsets)
 
 
 def _host_lengths(seg: Any) -> np.ndarray[Any, np.dtype[np.int64]]:

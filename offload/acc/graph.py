@@ -205,7 +205,10 @@ def _collective_result(result: Any) -> object:
 
 
 def rebuild(node: ArrayNode, srcs: dict[str, object]) -> ArrayNode:
-    """``node`` with its sources replaced (the same object where none changed)."""
+    """``node`` with its sources replaced (the same object where none changed). A node
+    that holds extents of its sources (a fold's, a stencil's, a slice's fixed indices)
+    takes them anew (``refit``): a filter's result is shorter than the upper bound its
+    consumers were built with."""
     changed = {a: s for a, s in srcs.items() if s is not getattr(node, a)}
     if not changed:
         return node
@@ -214,7 +217,9 @@ def rebuild(node: ArrayNode, srcs: dict[str, object]) -> ArrayNode:
             f"internal: {type(node).__name__} is not a dataclass: its sources cannot be "
             "replaced by the collectives' results"
         )
-    return dataclasses.replace(node, **changed)  # type: ignore[type-var]
+    new: ArrayNode = dataclasses.replace(node, **changed)  # type: ignore[type-var]
+    refit = getattr(new, "refit", None)
+    return new if refit is None else refit()  # type: ignore[no-any-return]
 
 
 def schedule(ctx: Context, root: object) -> object:

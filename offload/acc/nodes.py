@@ -163,6 +163,11 @@ class Slice(Delayed):
     def shape(self) -> tuple[int, ...]:  # type: ignore[override]
         return tuple(n for n, s in zip(shape_of(self.x), self.spec, strict=True) if s is ALL)
 
+    def refit(self) -> Slice:
+        """This slice with its fixed indices taken anew against ``x``'s extents (``x`` was
+        a filter, whose length the scheduler knows only once computed)."""
+        return slice(self.x, self.spec)
+
     def functions(self) -> tuple[NodeFunction, ...]:
         return ()
 
@@ -194,6 +199,11 @@ class Reverse(Delayed):
     @property
     def shape(self) -> tuple[int, ...]:  # type: ignore[override]
         return shape_of(self.x)
+
+    def refit(self) -> Reverse:
+        """This node with ``n`` taken anew from ``x`` (see ``Slice.refit``)."""
+        n = shape_of(self.x)[-1]
+        return self if n == self.n else Reverse(self.x, n)
 
     def functions(self) -> tuple[NodeFunction, ...]:
         return ()

@@ -205,8 +205,9 @@ def run_permute(
     target = target_of(ctx)
     mode = check_determinism(ctx)
     dts = source_dtypes(node.defaults)
-    dshape = source_shape(node.defaults)
-    sshape = source_shape(node.a)
+    # (the computed sources' shapes: a filter's result is shorter than the node's bound)
+    dshape = source_shape(sources["defaults"])
+    sshape = source_shape(sources["a"])
     sf, ixf = functions(node, ix)
     fcaps, icaps_now = (sf.captures(), ixf.captures()) if caps is None else caps
     xp = xp_for(target)

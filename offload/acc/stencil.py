@@ -18,7 +18,8 @@ from typing import Any
 
 from offload.acc.base import Scheduled
 from offload.acc.nodes import as_source
-from offload.acc.values import Item, items_key, lower_items, shape_of, to_items
+from offload.acc.skeletons.operands import python_ints_fit
+from offload.acc.values import Item, from_items, items_key, lower_items, shape_of, to_items
 from offload.diagnostics import TypeMismatch
 from offload.frontend.nodes import ArrayNode, ElementLowering, Index, NodeFunction, NodePath
 from offload.frontend.source import get_source
@@ -220,6 +221,16 @@ class Stencil(Scheduled):
     def shape(self) -> tuple[int, ...]:  # type: ignore[override]
         return shape_of(self.a)
 
+    def refit(self) -> Stencil:
+        """This stencil with its extents taken anew from ``a`` (``a`` was a filter, whose
+        length the scheduler knows only once computed)."""
+        shape = shape_of(self.a)
+        if tuple(from_items(self.dims)) == shape:  # type: ignore[arg-type]
+            return self
+        dims = to_items(shape, "the shape")
+        assert isinstance(dims, Item)
+        return replace(self, dims=dims)
+
     def functions(self) -> tuple[NodeFunction, ...]:
         return (NodeFunction("fn", self.fn, _first_param(self.fn)),)
 
@@ -333,6 +344,8 @@ def stencil(fn: Callable[..., Any], a: Any, boundary: str | Constant = "clamp") 
     shape = shape_of(a)
     if not 1 <= len(shape) <= 3:
         raise ValueError(f"a stencil reads an array of rank 1 to 3, not {len(shape)}")
+    if isinstance(boundary, Constant):  # (numpy.pad's constant_values raises too)
+        python_ints_fit(from_items(boundary.value), a, "stencil: the boundary value")
     dims = to_items(shape, "the shape")
     assert isinstance(dims, Item)
     return Stencil(fn, a, boundary, dims)

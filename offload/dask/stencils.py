@@ -143,10 +143,19 @@ def stencil_tree(
     reach = depth(node, dtypes)
     wrap = node.boundary == "wrap"
     halo: dict[int, int] = {}
+    whole: set[int] = set()  # (axes of several chunks shorter than the reach: made one
+    # chunk, as Dask's halo cannot be deeper than the axis and one chunk needs none)
     for axis, (lo, hi) in enumerate(reach):
         d = max(lo, hi)
         if d > 0 and len(x.chunks[axis]) > 1:
-            halo[axis] = d
+            if d > sum(x.chunks[axis]):
+                whole.add(axis)
+            else:
+                halo[axis] = d
+    if whole:
+        merged = tuple((sum(c),) if a in whole else c for a, c in enumerate(x.chunks))
+        comps = [c.rechunk(merged) for c in comps]
+        x = comps[0]
     if halo:
         chunks = tuple(
             da.overlap.ensure_minimum_chunksize(halo[a], c) if a in halo else c

@@ -113,6 +113,27 @@ def neutral(z: object, dts: tuple[Dt, ...], what: str) -> list[Any]:
     return out
 
 
+def python_ints_fit(value: object, a: object, what: str) -> None:
+    """``ValueError`` where a Python int of ``value`` (a number or a tuple of numbers, as
+    given) does not fit the integer dtype of ``a``'s component it meets: NumPy 2 raises
+    for ``np.int8(1) + 300`` (NEP 50), where a kernel would wrap. Other values pass."""
+    items = _leaves(value)
+    if not any(type(v) is int and not 0 <= v <= 127 for v in items):
+        return  # (fits every integer dtype: no dtypes to look up)
+    dts = source_dtypes(a)
+    if len(dts) != len(items):
+        return  # (the component count is checked where the value is used)
+    for v, dt in zip(items, dts, strict=True):
+        if type(v) is int and dt.kind in "iu" and not np.iinfo(dt).min <= v <= np.iinfo(dt).max:
+            raise ValueError(f"{what} {v} does not fit {dt} (Python integer out of bounds)")
+
+
+def _leaves(value: object) -> list[object]:
+    if isinstance(value, tuple | list):
+        return [leaf for v in value for leaf in _leaves(v)]
+    return [value]
+
+
 def combine_for(f: Callable[..., Any], dts: tuple[Dt, ...], what: str) -> ScalarFunction:
     """``f(a, b)`` compiled for operands of ``dts`` (tuples for several components), its
     results checked against them: the same count, each castable within its kind."""
