@@ -174,6 +174,20 @@ class Reshape(Delayed):
     def static_key(self) -> tuple[object, ...]:
         return (self.shape, _shape(self.x))
 
+    def refit(self) -> Reshape:
+        """This reshape over ``x`` as computed (``x`` held a filter, whose length the
+        scheduler knows only once computed): a vector is ``x`` flattened; another shape
+        must still hold ``x``'s elements (``ValueError``)."""
+        size = math.prod(_shape(self.x))
+        if size == math.prod(self.shape):
+            return self
+        if len(self.shape) == 1:
+            return Reshape(self.x, (size,))
+        raise ValueError(
+            f"cannot reshape the computed array of shape {_shape(self.x)} into {self.shape} "
+            "(it holds a filter's result, shorter than the bound the reshape was built for)"
+        )
+
     def lower_element(self, lo: ElementLowering, path: NodePath, idx: Index) -> Val:
         src = lo.unravel(self.shape, _shape(self.x), idx)
         return lo.element(self.x, (*path, ("attr", "x")), src)
