@@ -62,33 +62,44 @@ def _mirror(p: int, n: int) -> int:
     return m - q if q >= n else q
 
 
-def _wrap_hi(p: int, n: int, k: int) -> int:
-    # p = c + k with 0 <= c < n and 0 < k: one subtraction where k <= n (n is the kernel's,
-    # so every thread takes the same arm), Python's modulo for a longer reach
-    if k <= n:
-        return p - n if p >= n else p
+def _wrap(p: int, n: int) -> int:
     return p % n
 
 
-def _wrap_lo(p: int, n: int, k: int) -> int:
-    # p = c + k with 0 <= c < n and k < 0: one addition where -k <= n
-    if -k <= n:
-        return p + n if p < 0 else p
-    return p % n
+# The near rules: p = c + k with 0 <= c < n, for a reach |k| that the axis's extent
+# allows (``_NEAR_OK``): one select, no division.
 
 
-def _mirror_hi(p: int, n: int, k: int) -> int:
-    # p = c + k with 0 <= c < n and 0 < k: one reflection about n - 1 where k < n
-    if k < n:
-        return 2 * (n - 1) - p if p >= n else p
-    return _mirror(p, n)
+def _wrap_hi(p: int, n: int) -> int:
+    return p - n if p >= n else p  # (0 < k <= n)
 
 
-def _mirror_lo(p: int, n: int, k: int) -> int:
-    # p = c + k with 0 <= c < n and k < 0: one reflection about 0 where -k < n
-    if -k < n:
-        return -p if p < 0 else p
-    return _mirror(p, n)
+def _wrap_lo(p: int, n: int) -> int:
+    return p + n if p < 0 else p  # (-n <= k < 0)
+
+
+def _mirror_hi(p: int, n: int) -> int:
+    return 2 * (n - 1) - p if p >= n else p  # (0 < k < n: one reflection about n - 1)
+
+
+def _mirror_lo(p: int, n: int) -> int:
+    return -p if p < 0 else p  # (-n < k < 0: one reflection about 0)
+
+
+def _wrap_near(n: int, reach: int) -> bool:
+    return reach <= n
+
+
+def _mirror_near(n: int, reach: int) -> bool:
+    return reach < n
+
+
+_NEAR: dict[str, tuple[Callable[[int, int], int], Callable[[int, int], int]]] = {
+    "wrap": (_wrap_lo, _wrap_hi),
+    "mirror": (_mirror_lo, _mirror_hi),
+}
+_NEAR_OK: dict[str, Callable[[int, int], bool]] = {"wrap": _wrap_near, "mirror": _mirror_near}
+_FAR: dict[str, Callable[[int, int], int]] = {"wrap": _wrap, "mirror": _mirror}
 
 
 def _own(helper: Callable[..., Any]) -> NodePath:
@@ -131,6 +142,10 @@ class _Around(ArrayNode):
     inner: tuple[tuple[int, int], ...] | None = None
     """In the interior arm (``Stencil.lower_element``): the offsets every element of the
     arm may read without a boundary rule (a read at another offset keeps it)."""
+    near: tuple[tuple[int, int], ...] | None = None
+    """In a wrap or mirror stencil's near arm: the offsets whose reach every axis's extent
+    allows (``_NEAR_OK``), read with the near rules (a read at another offset takes the
+    rule for any reach)."""
 
     @property
     def shape(self) -> tuple[int, ...]:  # type: ignore[override]
@@ -179,13 +194,10 @@ class _Around(ArrayNode):
                 rule = _clamp
             elif bound == "clamp":
                 rule = _clamp_hi if k > 0 else _clamp_lo
+            elif self.near is not None and self.near[axis][0] <= k <= self.near[axis][1]:
+                rule = _NEAR[bound][k > 0]  # type: ignore[index]
             else:
-                near = {"wrap": (_wrap_lo, _wrap_hi), "mirror": (_mirror_lo, _mirror_hi)}
-                edge = near[bound][k > 0]  # type: ignore[index]
-                # (a reach of less than the extent: no division -- a kernel-wide test)
-                at = lo.call(edge, _own(edge), [p, n, lo.constant(k)])
-                pos.append(_nonneg(at))
-                continue
+                rule = _FAR[bound]  # type: ignore[index]
             # (every rule gives a position in [0, n) -- n > 0 where an element exists --
             # so the read needs no negative-index test)
             pos.append(_nonneg(lo.call(rule, _own(rule), [p, n])))
@@ -259,6 +271,8 @@ class Stencil(Scheduled):
         ext = self.extent
         if all(e == (0, 0) for e in ext):
             return arm(None)
+        if self.boundary in _NEAR:
+            return self._near_or_far(lo, path, idx, ext)
         dims = lower_items(lo, self.dims, (*path, ("attr", "dims")))
         assert isinstance(dims, TupleVal)
         tests: list[Any] = []
@@ -267,6 +281,34 @@ class Stencil(Scheduled):
                 tests.append(lo.call(_at_least, _own(_at_least), [c, lo.constant(-a)]))
             if b > 0:
                 tests.append(lo.call(_below, _own(_below), [c, lo.constant(b), n]))
+        cond = tests[0]
+        for more in tests[1:]:
+            cond = lo.binop("and", cond, more)
+        return lo.branch(cond, lambda: arm(ext), lambda: arm(None), uniform=True)
+
+    def _near_or_far(
+        self, lo: ElementLowering, path: NodePath, idx: Index, ext: tuple[tuple[int, int], ...]
+    ) -> Val:
+        """A wrap or mirror stencil: no interior/border split, every read applies the rule,
+        but where each axis is longer than the reach (a test of the kernel's extents and
+        constants, the same for every element: a ``uniform`` branch) the rule is one
+        select (``_NEAR``) -- as cheap as a clamp's ``min`` -- else Python's ``%``."""
+
+        def arm(near: tuple[tuple[int, int], ...] | None) -> Val:
+            around = _Around(self, tuple(idx), path, near=near)
+            getter = lo.getter(around, (*path, ("attr", "a")))
+            return lo.call(self.fn, (*path, ("attr", "fn")), [getter])
+
+        dims = lower_items(lo, self.dims, (*path, ("attr", "dims")))
+        assert isinstance(dims, TupleVal)
+        ok = _NEAR_OK[self.boundary]  # type: ignore[index]
+        tests: list[Any] = [
+            lo.call(ok, _own(ok), [n, lo.constant(max(-a, b))])
+            for axis, (n, (a, b)) in enumerate(zip(dims.items, ext, strict=True))
+            if (a, b) != (0, 0) and not (axis == 0 and self.lead is not None)
+        ]
+        if not tests:
+            return arm(ext)
         cond = tests[0]
         for more in tests[1:]:
             cond = lo.binop("and", cond, more)
