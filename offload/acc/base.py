@@ -93,6 +93,24 @@ class Context:
         return self.run(backend, tree, shape, dtype, out, self.options)
 
 
+def length_known(a: object) -> bool:
+    """Whether ``a``'s shape is its computed shape: no ``bounded`` collective (a filter)
+    in its tree, whose length is known only once computed."""
+    todo, seen = [a], set()
+    while todo:
+        x = todo.pop()
+        if isinstance(x, tuple | list):
+            todo.extend(x)
+            continue
+        if not isinstance(x, Delayed) or id(x) in seen:
+            continue
+        if isinstance(x, Collective) and x.bounded:
+            return False
+        seen.add(id(x))
+        todo.extend(src for _, src in x.sources())
+    return True
+
+
 class Scheduled(Delayed):
     """An element node the scheduler looks at before the tree is lowered: it may be
     rewritten (``expand``: a long fold into the stages of its reduction tree) and it may
@@ -117,6 +135,11 @@ class Scheduled(Delayed):
 
 class Collective(Delayed):
     """A node computed by a skeleton over its materialised sources (module docstring)."""
+
+    bounded: ClassVar[bool] = False
+    """Whether ``shape`` is only an upper bound, the length known once computed (a
+    filter): a node built over it checks its extents when the scheduler has it
+    (``length_known``)."""
 
     @abc.abstractmethod
     def result_dtypes(self) -> tuple[np.dtype[Any], ...]:

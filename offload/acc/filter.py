@@ -24,7 +24,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import partial
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -66,6 +66,8 @@ class Filter(Collective):
 
     pred: Callable[..., Any]
     a: Any
+
+    bounded: ClassVar[bool] = True
 
     def __post_init__(self) -> None:
         if len(source_shape(self.a)) != 1:

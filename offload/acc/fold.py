@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from offload.acc import fold_tail
-from offload.acc.base import Context, Scheduled
+from offload.acc.base import Context, Scheduled, length_known
 from offload.acc.commute import commutes
 from offload.acc.nodes import Leaf, as_arrays_source, as_source
 from offload.acc.plan import seg_lanes, stages, wide_rule
@@ -295,6 +295,13 @@ class FoldSeg(Scheduled):
     def shape(self) -> tuple[int, ...]:  # type: ignore[override]
         return (*shape_of(self.a)[:-1], shape_of(self.offsets)[0] - 1)
 
+    def refit(self) -> FoldSeg:
+        """The segment lengths checked against ``a`` as computed (``a`` held a filter)."""
+        n, total = shape_of(self.a)[-1], int(self.offsets[-1])
+        if total != n:
+            _segments_mismatch(total, n)
+        return self
+
     def functions(self) -> tuple[NodeFunction, ...]:
         return (NodeFunction("f", self.f),)
 
@@ -441,15 +448,17 @@ def fold_seg(f: Callable[..., Any], z: Any, a: Any, seg: Any) -> FoldSeg:
         raise ValueError("fold_seg: segment lengths must be non-negative")
     offsets = np.zeros(lengths.size + 1, np.int64)
     np.cumsum(lengths, out=offsets[1:])
-    if int(offsets[-1]) != shape[-1]:
-        raise ValueError(
-            f"fold_seg: the segment lengths sum to {int(offsets[-1])} but the axis has "
-            f"{shape[-1]} elements"
-        )
+    if int(offsets[-1]) != shape[-1] and (length_known(a) or int(offsets[-1]) > shape[-1]):
+        # (over a filter, whose length is known once computed: ``FoldSeg.refit``)
+        _segments_mismatch(int(offsets[-1]), shape[-1])
     # offload's own array, never written: frozen, so compute_g copies it to the device
     # once (its cached copy), not on every call of a kept node
     use(offsets)
     return FoldSeg(f, held, a, offsets)
+
+
+def _segments_mismatch(total: int, n: int) -> None:
+    raise ValueError(f"fold_seg: the segment lengths sum to {total} but the axis has {n} elements")
 
 
 def _host_lengths(seg: Any) -> np.ndarray[Any, np.dtype[np.int64]]:

@@ -45,7 +45,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from offload.acc.base import Collective, Context
+from offload.acc.base import Collective, Context, length_known
 from offload.acc.combine import ScalarFunction, compile_combine, compile_index_function
 from offload.acc.permute_cpu import accumulate, cached_module, exact_either_way, partials
 from offload.acc.skeletons import atomic_src as shared_atomics
@@ -443,7 +443,13 @@ class Scatter(Permute):
 
     def materialise(self, ctx: Context, sources: Mapping[str, Any]) -> Any:
         to = working(target_of(ctx), sources["to"], ctx.backend)
+        if source_shape(sources["to"]) != source_shape(sources["a"]):  # (a filter's, computed)
+            _lengths_differ(source_shape(sources["to"])[0], source_shape(sources["a"])[0])
         return run_permute(ctx, self, _index_reader(to), sources)
+
+
+def _lengths_differ(indices: int, elements: int) -> None:
+    raise ValueError(f"scatter: 'to' has {indices} indices for {elements} elements")
 
 
 def _replace(new: Any, old: Any) -> Any:
@@ -463,10 +469,8 @@ def scatter(to: Any, defaults: Any, a: Any) -> Scatter:
     for what, x in (("to", to), ("defaults", defaults), ("a", a)):
         if len(source_shape(x)) != 1:
             raise ValueError(f"scatter: '{what}' must be a vector, not of shape {source_shape(x)}")
-    if source_shape(to) != source_shape(a):
-        raise ValueError(
-            f"scatter: 'to' has {source_shape(to)[0]} indices for {source_shape(a)[0]} elements"
-        )
+    if source_shape(to) != source_shape(a) and length_known(to) and length_known(a):
+        _lengths_differ(source_shape(to)[0], source_shape(a)[0])
     if source_dtypes(to)[0].kind not in "iu" or len(source_dtypes(to)) != 1:
         raise TypeError("scatter: 'to' holds integer indices")
     return Scatter(_replace, defaults, _index_reader(to), a, name="scatter", to=to)

@@ -119,3 +119,15 @@ def same_bits(got: Any, want: Any) -> bool:
         return got.tobytes() == want.tobytes()
     nan = np.isnan(got)
     return bool((nan == np.isnan(want)).all()) and got[~nan].tobytes() == want[~nan].tobytes()
+
+
+def scan_nodes(form: str, f: Any, z: Any, a: Any, seg: Any) -> tuple[Any, ...]:
+    """The node(s) of the scan ``form``: the two parts of a ``_total`` form, else one."""
+    if form in ("scanl1", "scanr1"):
+        return (getattr(ol, form)(f, a),)
+    if form == "scanl1_seg":
+        return (ol.scanl1_seg(f, a, seg),)
+    if form == "scanl_seg":
+        return (ol.scanl_seg(f, z, a, seg),)
+    made = getattr(ol, form)(f, z, a)
+    return tuple(made) if form.endswith("_total") else (made,)

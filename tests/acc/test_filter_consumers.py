@@ -2,7 +2,8 @@
 filter is computed (its ``shape`` is the source's, an upper bound). The graph scheduler
 takes the extents such a node holds anew when the filter's result replaces it
 (``refit``: a fold's ``n``, a stencil's extents, ``reverse``'s ``n``, a slice's fixed
-indices, a flattening reshape), and a permute reads its computed sources' shapes.
+indices, a flattening reshape, a segmented fold's check of its segments), and a permute
+and a scatter read their computed sources' shapes.
 Before, each of these read past the end of the result (garbage)."""
 
 from __future__ import annotations
@@ -91,6 +92,20 @@ def test_a_node_over_a_filter_reads_its_length(compute: Any, name: str) -> None:
 def test_fold1_over_an_empty_filter_result_is_a_value_error() -> None:
     with pytest.raises(ValueError, match="empty axis"):
         ol.compute_s(ol.fold1(add, ol.filter(positive, -np.abs(F))))
+
+
+@pytest.mark.cpu
+def test_segments_and_scatter_indices_are_checked_against_the_computed_length() -> None:
+    got = ol.compute_s(ol.fold_seg(add, 0, _kept(), np.array([1, 2])))
+    np.testing.assert_array_equal(got, [K[0], K[1] + K[2]])
+    with pytest.raises(ValueError, match="sum to 8 but the axis has 3"):
+        ol.compute_s(ol.fold_seg(add, 0, _kept(), np.array([4, 4])))
+    with pytest.raises(ValueError, match="sum to 9 but the axis has 8"):
+        ol.fold_seg(add, 0, _kept(), np.array([5, 4]))  # (past the bound: when built)
+    got = ol.compute_p(ol.scatter(np.array([2, 0, 1]), np.zeros(3, np.int32), _kept()))
+    np.testing.assert_array_equal(got, [K[1], K[2], K[0]])
+    with pytest.raises(ValueError, match="'to' has 8 indices for 3 elements"):
+        ol.compute_s(ol.scatter(np.arange(8), np.zeros(8, np.int32), _kept()))
 
 
 @pytest.mark.cpu

@@ -43,6 +43,7 @@ from tests.acc.interp_cases import (
     max_first_nan,
     pair_add,
     same_bits,
+    scan_nodes,
     segments,
     values,
 )
@@ -61,18 +62,6 @@ def small_chunks(monkeypatch: pytest.MonkeyPatch) -> None:
     """compute_p's tree on short rows (the specification reads the same constants)."""
     monkeypatch.setattr(SJ, "CPU_CHUNK", 8)
     monkeypatch.setattr(SJ, "CPU_SEQUENTIAL_BELOW", 0)
-
-
-def make(form: str, f: Any, z: Any, a: Any, seg: Any) -> tuple[Any, ...]:
-    """The node(s) of ``form``: the two parts of a ``_total`` form, else one node."""
-    if form in ("scanl1", "scanr1"):
-        return (getattr(ol, form)(f, a),)
-    if form == "scanl1_seg":
-        return (ol.scanl1_seg(f, a, seg),)
-    if form == "scanl_seg":
-        return (ol.scanl_seg(f, z, a, seg),)
-    made = getattr(ol, form)(f, z, a)
-    return tuple(made) if form.endswith("_total") else (made,)
 
 
 def numpy_scan(form: str, ufunc: np.ufunc, z: Any, a: np.ndarray[Any, Any], seg: Any) -> list[Any]:
@@ -118,7 +107,7 @@ def test_every_form_and_dtype_on_compute_s_equals_the_interpreter_and_numpy(
     seg = segments(data, inner)
     f, ufunc = (bitor, np.logical_or) if dtype == "bool" else (add, np.add)
     z = np.dtype(dtype).type(0)
-    nodes = make(form, f, z, a, seg)
+    nodes = scan_nodes(form, f, z, a, seg)
     for node, want in zip(nodes, numpy_scan(form, ufunc, z, a, seg), strict=True):
         got = ol.compute_s(node)
         spec = interpret(node)
@@ -158,7 +147,7 @@ def test_scans_on_both_targets_and_modes_equal_the_interpreter(
     a = comps[0] if len(comps) == 1 else tuple(comps)
     seg = segments(data, inner)
     form = data.draw(st.sampled_from(forms))
-    for node in make(form, f, z, a, seg):
+    for node in scan_nodes(form, f, z, a, seg):
         for mode in MODES:
             for target in TARGETS:
                 got = computed(target, node, mode)
