@@ -100,6 +100,14 @@ _NEAR: dict[str, tuple[Callable[[int, int], int], Callable[[int, int], int]]] = 
 }
 _NEAR_OK: dict[str, Callable[[int, int], bool]] = {"wrap": _wrap_near, "mirror": _mirror_near}
 _FAR: dict[str, Callable[[int, int], int]] = {"wrap": _wrap, "mirror": _mirror}
+NEAR_RANK = 3
+"""The least rank of a wrap or mirror stencil read without the interior/border split, by
+the near rules (``Stencil._near_or_far``). H100, ``benchmarks.lab.stencil_split`` (run 28,
+µs, split -> near): 7-point 256^3 mirror 120.7 -> 89.3, wrap 161.8 -> 91.1 (a warp whose
+32 elements straddle the border runs both arms of the split: 2 of a 256-row's 8 warps);
+rank 2 and 1 went both ways (5-point 4096^2 wrap 92.8 -> 75.5, 3x3 box mirror 73.8 ->
+84.6, 9 taps of 2^24 wrap 72.7 -> 76.1: the interior reads no rule at all), so they
+keep the split."""
 
 
 def _own(helper: Callable[..., Any]) -> NodePath:
@@ -271,7 +279,7 @@ class Stencil(Scheduled):
         ext = self.extent
         if all(e == (0, 0) for e in ext):
             return arm(None)
-        if self.boundary in _NEAR:
+        if self.boundary in _NEAR and len(ext) >= NEAR_RANK:
             return self._near_or_far(lo, path, idx, ext)
         dims = lower_items(lo, self.dims, (*path, ("attr", "dims")))
         assert isinstance(dims, TupleVal)

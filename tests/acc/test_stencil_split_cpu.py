@@ -1,8 +1,9 @@
-"""A clamp or constant stencil's element is split into an interior arm and a border arm
+"""A stencil's element is split into an interior arm and a border arm
 (``Stencil.lower_element``): where every offset its source reads (``Stencil.extent``)
 lands inside the array, the reads apply no boundary rule; elsewhere each read does. A wrap
-or mirror stencil is not split: every read applies the rule, as one select where the
-axes are longer than the reach (a kernel-wide test), else with Python's ``%``.
+or mirror stencil of rank 3 (``stencil.NEAR_RANK``) is not split: every read applies the
+rule, as one select where the axes are longer than the reach (a kernel-wide test), else
+with Python's ``%``.
 
 Checked on the kernel's IR (one branch on the interior test; the interior arm reads with
 no ``min``/``max``/``floormod``/``select`` of an index; a function whose offsets its source
@@ -64,6 +65,11 @@ def cube(get: Any) -> Any:
     return get(1, 0, 0) - get(0, -1, 2) + get(0, 0, 0)
 
 
+def star(get: Any) -> Any:
+    s = get(-1, 0, 0) + get(1, 0, 0) + get(0, -1, 0) + get(0, 1, 0) + get(0, 0, -1)
+    return s + get(0, 0, 1) - 6 * get(0, 0, 0)
+
+
 def side(get: Any) -> Any:
     return get(0, 1) + get(0, -1)
 
@@ -75,6 +81,7 @@ CASES = [
     (named, [(2,), (5,), (64,)]),
     (mixed, [(1,), (3,), (50,)]),
     (cube, [(1, 2, 3), (3, 4, 5), (6, 7, 9)]),
+    (star, [(1, 1, 1), (2, 3, 2), (5, 6, 7)]),
     (side, [(4, 1), (5, 2), (8, 9)]),
 ]
 
@@ -146,7 +153,7 @@ def _boundary(name: str) -> Any:
     return ol.constant(7.0) if name == "constant" else name
 
 
-@pytest.mark.parametrize("boundary", ["clamp", "constant"])
+@pytest.mark.parametrize("boundary", BOUNDARIES)
 def test_the_interior_arm_reads_without_the_boundary_rule(boundary: str) -> None:
     fn = _kernel_ir(ol.stencil(lap, np.zeros((6, 7)), _boundary(boundary)))
     arms = _arms(fn)
@@ -159,13 +166,13 @@ def test_the_interior_arm_reads_without_the_boundary_rule(boundary: str) -> None
 
 @pytest.mark.parametrize("boundary", ["wrap", "mirror"])
 def test_wrap_and_mirror_read_with_one_select_where_the_axes_are_long(boundary: str) -> None:
-    fn = _kernel_ir(ol.stencil(lap, np.zeros((6, 7)), boundary))
+    fn = _kernel_ir(ol.stencil(star, np.zeros((5, 6, 7)), boundary))
     arms = _arms(fn)
     assert arms is not None
     near, far = arms
     assert {"floormod", "rem", "abs"}.isdisjoint(_ops(near))  # (no division)
-    assert _ops(near).count("select") == 4  # (one a read off the centre)
-    assert _ops(near).count("load") == _ops(far).count("load") == 5
+    assert _ops(near).count("select") == 6  # (one a read off the centre)
+    assert _ops(near).count("load") == _ops(far).count("load") == 7
     assert {"floormod", "rem"} & set(_ops(far))  # (an axis shorter than the reach)
 
 
