@@ -118,6 +118,14 @@ def _own(helper: Callable[..., Any]) -> NodePath:
     return (("const", helper),)
 
 
+def _all(lo: ElementLowering, tests: list[Any]) -> Any:
+    """The conjunction of ``tests`` (at least one), left to right."""
+    cond = tests[0]
+    for more in tests[1:]:
+        cond = lo.binop("and", cond, more)
+    return cond
+
+
 def _inside(p: int, n: int) -> bool:
     return 0 <= p < n
 
@@ -214,10 +222,7 @@ class _Around(ArrayNode):
             return x
         assert isinstance(bound, Constant)
         v = lower_items(lo, bound.value, (*self.path, ("attr", "boundary"), ("attr", "value")))
-        cond = inside[0]
-        for more in inside[1:]:
-            cond = lo.binop("and", cond, more)
-        return lo.call(_pick, _own(_pick), [cond, x, v])
+        return lo.call(_pick, _own(_pick), [_all(lo, inside), x, v])
 
 
 @dataclass(frozen=True, eq=False)
@@ -271,14 +276,9 @@ class Stencil(Scheduled):
         boundary rule; elsewhere -- the border -- every read applies it. One test per
         element instead of a clamp (or a ``%``) per read and axis."""
 
-        def arm(inner: tuple[tuple[int, int], ...] | None) -> Val:
-            around = _Around(self, tuple(idx), path, inner)
-            getter = lo.getter(around, (*path, ("attr", "a")))
-            return lo.call(self.fn, (*path, ("attr", "fn")), [getter])
-
         ext = self.extent
         if all(e == (0, 0) for e in ext):
-            return arm(None)
+            return self._arm(lo, path, idx)
         if self.boundary in _NEAR and len(ext) >= NEAR_RANK:
             return self._near_or_far(lo, path, idx, ext)
         dims = lower_items(lo, self.dims, (*path, ("attr", "dims")))
@@ -289,10 +289,26 @@ class Stencil(Scheduled):
                 tests.append(lo.call(_at_least, _own(_at_least), [c, lo.constant(-a)]))
             if b > 0:
                 tests.append(lo.call(_below, _own(_below), [c, lo.constant(b), n]))
-        cond = tests[0]
-        for more in tests[1:]:
-            cond = lo.binop("and", cond, more)
-        return lo.branch(cond, lambda: arm(ext), lambda: arm(None), uniform=True)
+        return lo.branch(
+            _all(lo, tests),
+            lambda: self._arm(lo, path, idx, inner=ext),
+            lambda: self._arm(lo, path, idx),
+            uniform=True,
+        )
+
+    def _arm(
+        self,
+        lo: ElementLowering,
+        path: NodePath,
+        idx: Index,
+        *,
+        inner: tuple[tuple[int, int], ...] | None = None,
+        near: tuple[tuple[int, int], ...] | None = None,
+    ) -> Val:
+        """``fn`` called with a getter of the neighbourhood of ``idx`` (``_Around``)."""
+        around = _Around(self, tuple(idx), path, inner, near)
+        getter = lo.getter(around, (*path, ("attr", "a")))
+        return lo.call(self.fn, (*path, ("attr", "fn")), [getter])
 
     def _near_or_far(
         self, lo: ElementLowering, path: NodePath, idx: Index, ext: tuple[tuple[int, int], ...]
@@ -301,11 +317,6 @@ class Stencil(Scheduled):
         but where each axis is longer than the reach (a test of the kernel's extents and
         constants, the same for every element: a ``uniform`` branch) the rule is one
         select (``_NEAR``) -- as cheap as a clamp's ``min`` -- else Python's ``%``."""
-
-        def arm(near: tuple[tuple[int, int], ...] | None) -> Val:
-            around = _Around(self, tuple(idx), path, near=near)
-            getter = lo.getter(around, (*path, ("attr", "a")))
-            return lo.call(self.fn, (*path, ("attr", "fn")), [getter])
 
         dims = lower_items(lo, self.dims, (*path, ("attr", "dims")))
         assert isinstance(dims, TupleVal)
@@ -316,11 +327,13 @@ class Stencil(Scheduled):
             if (a, b) != (0, 0) and not (axis == 0 and self.lead is not None)
         ]
         if not tests:
-            return arm(ext)
-        cond = tests[0]
-        for more in tests[1:]:
-            cond = lo.binop("and", cond, more)
-        return lo.branch(cond, lambda: arm(ext), lambda: arm(None), uniform=True)
+            return self._arm(lo, path, idx, near=ext)
+        return lo.branch(
+            _all(lo, tests),
+            lambda: self._arm(lo, path, idx, near=ext),
+            lambda: self._arm(lo, path, idx),
+            uniform=True,
+        )
 
     @property
     def extent(self) -> tuple[tuple[int, int], ...]:

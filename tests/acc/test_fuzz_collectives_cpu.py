@@ -30,7 +30,7 @@ from hypothesis import strategies as st
 
 import offload as ol
 from tests.acc.fold_reference import tree_fold
-from tests.acc.interp_cases import same_bits, scan_nodes
+from tests.acc.interp_cases import add, bitor, matmul2, max_first_nan, same_bits, scan_nodes
 
 pytestmark = pytest.mark.cpu
 
@@ -51,10 +51,6 @@ IGNORE = ol.IGNORE
 # -- the functions (module level: compiled once, then cached) ---------------------------
 
 
-def add(a: Any, b: Any) -> Any:
-    return a + b
-
-
 def mul(a: Any, b: Any) -> Any:
     return a * b
 
@@ -65,23 +61,6 @@ def amax(a: Any, b: Any) -> Any:
 
 def amin(a: Any, b: Any) -> Any:
     return a if a < b else b
-
-
-def max_first_nan(a: Any, b: Any) -> Any:
-    """max that keeps the first NaN it meets."""
-    return a if (a != a or a >= b) else b  # noqa: PLR0124
-
-
-def bitor(a: Any, b: Any) -> Any:
-    return a | b
-
-
-def matmul2(p: Any, q: Any) -> Any:
-    """2x2 matrix product on row-major 4-tuples: associative (exactly on integers, which
-    wrap), not commutative."""
-    a, b, c, d = p
-    e, f, g, h = q
-    return (a * e + b * g, a * f + b * h, c * e + d * g, c * f + d * h)
 
 
 def pair(p: Any, q: Any) -> Any:
