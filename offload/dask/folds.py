@@ -161,6 +161,9 @@ def fold_all_tree(
     if x.ndim >= 2 and x.size == 0:  # no element: z, as a fold of an empty vector gives
         comps = [da.from_array(c._meta.reshape(0), chunks=((0,),)) for c in comps]
     elif x.ndim >= 2 and all(len(c) == 1 for c in x.chunks[1:]):
+        if 0 in x.chunks[0]:  # (Dask's reshape refuses an empty block: dropped, no data)
+            lead = tuple(n for n in x.chunks[0] if n)
+            comps = [c.rechunk((lead, *c.chunks[1:])) for c in comps]
         comps = [c.reshape(-1) for c in comps]  # each block is a run of the flat array
     out = fold_tree(list(comps), f, z, runner, split_every, producer=producer)
     while out[0].ndim > 0:

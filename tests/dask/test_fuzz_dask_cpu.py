@@ -532,3 +532,10 @@ def test_float_rows_of_one_chunk_equal_compute_s_for_any_floats(data, target, se
     chunks = ((data.draw(chunks_of(rows)), (n,)),)
     check(lambda x: ol.fold(add, 0.0, x), [xn], chunks, target=target)
     check(lambda x: ol.scanl1(add, x), [xn], chunks)  # scans: target "s" only
+
+
+def test_fold_all_of_a_matrix_with_an_empty_row_chunk():
+    # (found by CI's draw of test_bool_folds_and_scans: Dask's reshape refused the empty
+    # block of the rows' chunks (0, 2))
+    xn = np.arange(10).reshape(2, 5) % 3 == 0
+    check(lambda x: ol.fold_all(either, False, x), [xn], [((0, 2), (5,))])
