@@ -53,7 +53,25 @@ class FillGuard:
         return tile_count(shape, self.tile, self.blocking) >= self.min_tiles
 
 
-Guard = IndexGuard | FillGuard
+@dataclass(frozen=True)
+class WalkGuard:
+    """Admits a launch of a walking kernel (``offload.ptx.passes.walk``: ``factor``
+    neighbouring rows a thread) whose rows are at least ``factor`` (its mapping needs them)
+    and, with ``min_threads``, whose threads number at least that (fewer would leave SMs
+    idle: the plain kernel has ``factor`` times the threads)."""
+
+    factor: int
+    min_threads: int = 0
+
+    def __call__(self, shape: tuple[int, ...], captures: Sequence[Any]) -> bool:
+        rows = shape[0]
+        return rows >= self.factor and -(-rows // self.factor) * shape[1] >= self.min_threads
+
+
+WALK_THREADS_PER_SM = 512
+"""A walking kernel's fill threshold: threads per SM (a quarter of an H100 SM's)."""
+
+Guard = IndexGuard | FillGuard | WalkGuard
 
 
 class Variant:
@@ -192,8 +210,11 @@ def build_choice(
             if ir is None:
                 return None
             guard: Guard | None = None
-            if shape.blocked and plan.fill_guard and j < len(shapes) - 1:
-                tile = tile_of(ir)
+            tile = tile_of(ir)
+            if shape.blocked and tile is None:  # a walking kernel: needs its rows
+                fill = min_tiles() * WALK_THREADS_PER_SM if plan.fill_guard else 0
+                guard = WalkGuard(ir.blocking[0], fill)
+            elif shape.blocked and plan.fill_guard and j < len(shapes) - 1:
                 assert tile is not None and ir.blocking, "a blocked variant is tiled"
                 guard = FillGuard(tile, tuple(ir.blocking), min_tiles())
             return Variant(shape.name, lambda: make_kernel(ir, index), guard)

@@ -97,6 +97,15 @@ def launch_config(
     return LaunchConfig((gx, gy, gz), (bx, by, bz), per_sm, min(1.0, occupancy))
 
 
+def walked(shape: tuple[int, ...], blocking: tuple[int, ...]) -> tuple[int, ...]:
+    """The index space a kernel's threads cover: ``shape`` itself, or for a walking kernel
+    (``offload.ptx.passes.walk``: ``blocking[0]`` rows a thread, untiled) its groups of
+    rows by its columns."""
+    if not blocking or len(shape) != 2:
+        return shape
+    return (-(-shape[0] // blocking[0]), shape[1])
+
+
 def _pow2(n: int) -> int:
     """The smallest power of two at least ``n`` (1 for ``n <= 1``)."""
     return 1 << max(0, (n - 1).bit_length())

@@ -33,7 +33,7 @@ from offload.diagnostics import KernelFault
 from offload.ir.core import Function
 from offload.ir.types import ArrayType
 from offload.ptx.args import value_expr
-from offload.ptx.choice import Variant
+from offload.ptx.choice import KernelChoice, Variant, WalkGuard
 from offload.ptx.guard import IndexGuard
 from offload.ptx.kernel_source import ParamKind
 from offload.ptx.launch import GPUKernel
@@ -55,6 +55,11 @@ def fused_launcher(  # noqa: PLR0917  (the backend's state, passed once per memo
     without it, NumPy captures are not fused."""
     first = variant.kernel
     guard = variant.guard
+    walk = None
+    if isinstance(first, KernelChoice) and isinstance(first.first.guard, WalkGuard):
+        # A walking kernel before the plain one: its guard joins the checks.
+        walk = first.first.guard
+        first = first.first.kernel
     if not isinstance(first, GPUKernel) or first.source.bounds_check:
         return None
     if guard is not None and not isinstance(guard, IndexGuard):
@@ -103,6 +108,10 @@ def fused_launcher(  # noqa: PLR0917  (the backend's state, passed once per memo
         for a in range(t.ndim):
             lines.append(f"    e{k}_{a} = st{k}[{a}] // {size}")
             checks.append(f"st{k}[{a}] == e{k}_{a} * {size}")
+    if walk is not None:
+        checks.append(f"shape[0] >= {walk.factor}")
+        if walk.min_threads:
+            checks.append(f"-(-shape[0] // {walk.factor}) * shape[1] >= {walk.min_threads}")
     if guard is not None:
         checks += guard.terms(
             extent=lambda k, a: f"sh{k}[{a}]",

@@ -20,7 +20,7 @@ from offload.ir.printer import print_function
 from offload.opt.manager import Trace
 from offload.options import CompileOptions
 from offload.ptx.compile import compile_ptx
-from offload.ptx.config import LaunchConfig, launch_config, tiled_launch_config
+from offload.ptx.config import LaunchConfig, launch_config, tiled_launch_config, walked
 from offload.ptx.kernel_source import build_kernel_source
 from offload.ptx.plan import GPU_PLAN, INDEX_VARIANTS, IndexVariant, KernelPlan, ShapeVariant
 from offload.runtime.gpu import device_info
@@ -150,7 +150,7 @@ def explain_gpu(
         )
     elif shape:
         cfg = launch_config(
-            shape,
+            walked(shape, ks.blocking),
             num_regs=(res or {}).get("num_regs", 32),
             max_threads_per_block=1024,
             sm_count=dev["sm_count"],

@@ -221,6 +221,43 @@ def _tiled_skeleton(name: str, params: list[Param], fn: Function, tile: int, bit
     return "\n".join(lines) + "\n"
 
 
+def _walk_skeleton(name: str, params: list[Param], fn: Function, bits: int) -> str:
+    """The thread mapping of a walking kernel (``offload.ptx.passes.walk``, rank 2): the
+    grid's x dimension walks the columns, its y dimension groups of ``f`` rows; copy ``c``
+    of a thread is row ``r + c`` of its column, ``r = min(group * f, rows - f)``, so every
+    copy is inside the space (the launch guard makes ``rows >= f``; the last group overlaps
+    the one before it and stores the same values again)."""
+    t = f"np.int{bits}"
+    f0, f1 = fn.blocking
+    assert f1 == 1, "a walking kernel blocks rows only"
+    e0, e1 = h.extent_param(0), h.extent_param(1)
+    row, col = h.index_var(0), h.index_var(1)
+    i8, i12 = " " * 8, " " * 12
+    lines = [
+        f"def {name}({', '.join(p.name for p in params)}):",
+        f"    tx = {t}({t}(cuda.threadIdx.x) + {t}(cuda.blockIdx.x) * {t}(cuda.blockDim.x))",
+        f"    sx = {t}({t}(cuda.blockDim.x) * {t}(cuda.gridDim.x))",
+        f"    ty = {t}({t}(cuda.threadIdx.y) + {t}(cuda.blockIdx.y) * {t}(cuda.blockDim.y))",
+        f"    sy = {t}({t}(cuda.blockDim.y) * {t}(cuda.gridDim.y))",
+        f"    nrows = {t}({e0})",
+        f"    nlast = {t}({e1})",
+        f"    ngroups = {t}((nrows + {t}({f0 - 1})) // {t}({f0}))",
+        "    group = ty",
+        "    while group < ngroups:",
+        f"{i8}{row} = {t}(min({t}(group * {t}({f0})), {t}(nrows - {t}({f0}))))",
+        *(f"{i8}{h.copy_index_var(0, c)} = {t}({row} + {t}({c}))" for c in range(1, f0)),
+        *(f"{i8}{h.copy_inside(0, c)} = True" for c in range(f0)),
+        f"{i8}{h.copy_inside(1, 0)} = True",
+        f"{i8}{col} = tx",
+        f"{i8}while {col} < nlast:",
+        f"{i12}{h.LINEAR} = {t}({row} * nlast + {col})",
+        f"{i12}{BODY_MARKER}",
+        f"{i12}{col} = {t}({col} + sx)",
+        f"{i8}group = {t}(group + sy)",
+    ]
+    return "\n".join(lines) + "\n"
+
+
 def _line_skeleton(name: str, params: list[Param], fn: Function, line: int, bits: int) -> str:
     """The line loop of a staged rank-1 kernel: one block of ``line`` threads per line of
     the index space, walked by a block-stride loop that every thread runs alike; a thread
@@ -290,9 +327,11 @@ def build_kernel_source(
     params = kernel_params(fn, bounds_check)
     name = kernel_name(fn)
     tile = tile_of(fn)
-    if fn.blocking and tile is None:
-        raise ValueError("a blocked kernel must be tiled (offload.opt.stage)")
-    if tile is not None and fn.rank == 1:
+    if fn.blocking and tile is None:  # a walking kernel (``offload.ptx.passes.walk``)
+        if fn.rank != 2 or fn.blocking[1] != 1:
+            raise ValueError("an untiled blocked kernel must walk the rows of a rank-2 space")
+        tree = ast.parse(_walk_skeleton(name, params, fn, index_bits))
+    elif tile is not None and fn.rank == 1:
         tree = ast.parse(_line_skeleton(name, params, fn, tile, index_bits))
     elif tile is not None:
         tree = ast.parse(_tiled_skeleton(name, params, fn, tile, index_bits))

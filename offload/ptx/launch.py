@@ -25,6 +25,7 @@ from offload.ptx.config import (
     tile_block,
     tile_count,
     tiled_launch_config,
+    walked,
 )
 from offload.ptx.hooks import ERR_SLOTS
 from offload.ptx.kernel_source import KernelSource, ParamKind
@@ -144,7 +145,7 @@ class GPUKernel:
             )
         if cfg is None:
             cfg = launch_config(
-                shape,
+                walked(shape, self.source.blocking),
                 num_regs=self.attributes.get("num_regs", 32),
                 max_threads_per_block=self.attributes.get("max_threads_per_block", 1024),
                 sm_count=self.device.sm_count,
@@ -293,7 +294,11 @@ class SimKernel:
             cfg = LaunchConfig((min(2, tiles), 1, 1), tile_block(shape, t), 1, 1)
         else:
             cfg = launch_config(
-                shape, num_regs=32, max_threads_per_block=64, sm_count=2, max_threads_per_sm=128
+                walked(shape, self.source.blocking),
+                num_regs=32,
+                max_threads_per_block=64,
+                sm_count=2,
+                max_threads_per_sm=128,
             )
         with _SIMULATOR_LOCK:
             self.jitted[cfg.grid, cfg.block](*args)

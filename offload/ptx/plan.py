@@ -13,9 +13,13 @@ launch time (``offload.ptx.choice``), each with the guard that admits it:
 * shape (``KernelPlan.shapes``, by rank): a rank-2 kernel register-blocked by each of
   ``blockings`` (``reroll,jam,stage``: each thread computes f0 x f1 elements, its reads
   staged through shared memory), admitted where its tiles fill the SMs at least once
-  (``fills``); then the unblocked staged kernel. A rank-1 kernel stages its rolled loop in
-  lines. A variant whose pipeline does not apply (the jam would carry too many registers,
-  there is no loop to stage) is dropped.
+  (``fills``); then the unblocked staged kernel (where a loop stages); then, for a kernel
+  with nothing to stage, ``walk`` (each thread computes ``walk`` neighbouring rows, so a
+  stencil's reads of neighbouring rows are made once: ``offload.ptx.passes.walk``),
+  admitted where the rows are at least ``walk`` and its threads fill the SMs; then the
+  plain kernel. A rank-1 kernel stages its rolled loop in lines. A variant whose pipeline
+  does not apply (the jam would carry too many registers, there is no loop to stage) is
+  dropped.
 
 Every variant ends with ``const_bank,early_loads``. ``stage``, ``jam`` and ``early_loads``
 do not run with bounds checks; ``disabled_passes`` removes any pass, and a ``first(...)``
@@ -32,6 +36,7 @@ from dataclasses import dataclass, field
 
 from offload.ir.core import Function
 from offload.ir.printer import print_function
+from offload.ir.tile_ops import tile_of
 from offload.ir.types import ArrayType
 from offload.opt.manager import Trace, run_pipeline
 from offload.options import CompileOptions
@@ -76,9 +81,13 @@ class ShapeVariant:
     blocked: bool = False
     """A register-blocked variant: dropped where the blocking does not apply, and (with
     ``KernelPlan.fill_guard``) admitted only where its thread blocks fill the SMs."""
+    staged: bool = False
+    """Dropped where the kernel does not stage (no thread tiles: a later variant serves)."""
 
 
-def _shapes(blockings: tuple[tuple[int, int], ...]) -> dict[int, tuple[ShapeVariant, ...]]:
+def _shapes(
+    blockings: tuple[tuple[int, int], ...], walk: int
+) -> dict[int, tuple[ShapeVariant, ...]]:
     blocked = tuple(
         ShapeVariant(
             f"{f0}x{f1}",
@@ -87,9 +96,15 @@ def _shapes(blockings: tuple[tuple[int, int], ...]) -> dict[int, tuple[ShapeVari
         )
         for f0, f1 in blockings
     )
+    walking = [ShapeVariant(f"walk{walk}", f"walk{{factor={walk}}}", blocked=True)]
     return {
         1: (ShapeVariant("lines", "first(reroll,stage)"),),
-        2: (*blocked, ShapeVariant("tiles", "stage")),
+        2: (
+            *blocked,
+            ShapeVariant("tiles", "stage", staged=True),
+            *(walking if walk > 1 else []),
+            ShapeVariant("plain", ""),
+        ),
     }
 
 
@@ -107,11 +122,13 @@ class KernelPlan:
     fill_guard: bool = True
     """Whether a blocked kernel gives way to the next variant where its tiles would not
     fill the SMs (the simulator: no, so that the blocked kernel is what it tests)."""
+    walk: int = 4
+    """Rows a thread computes in a walking kernel (``offload.ptx.passes.walk``; 1: none)."""
     tail: str = "const_bank,early_loads"
     shapes: Mapping[int, tuple[ShapeVariant, ...]] = field(init=False)
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "shapes", _shapes(self.blockings))
+        object.__setattr__(self, "shapes", _shapes(self.blockings, self.walk))
 
     def shape_variants(self, rank: int) -> tuple[ShapeVariant, ...]:
         """The shape variants of a rank-``rank`` kernel, in the order they are tried."""
@@ -143,6 +160,8 @@ class KernelPlan:
         )
         if shape.blocked and not out.blocking:
             return None  # the blocking did not apply: the next shape variant serves
+        if shape.staged and tile_of(out) is None:
+            return None  # nothing staged: the next shape variant serves
         return out
 
     def first_ir(
@@ -184,7 +203,7 @@ GPU_PLAN = KernelPlan("gpu", tile=16, line=256, blockings=((8, 8), (4, 4)))
 64 multiply-adds (a float matrix product: 8 x 8; a double one, whose sums take twice the
 registers, 4 x 4: ``jam``'s ``max_carried``)."""
 
-SIM_PLAN = KernelPlan("gpu-sim", tile=4, line=8, blockings=((2, 3),), fill_guard=False)
+SIM_PLAN = KernelPlan("gpu-sim", tile=4, line=8, blockings=((2, 3),), fill_guard=False, walk=3)
 """Under the simulator (a Python thread per CUDA thread): small tiles and short lines, so
 that a test runs several chunks, and unequal blocking factors, so that a mix-up of the axes
 shows."""

@@ -12,7 +12,14 @@ import pytest
 from offload.lowering import check_and_lower
 from offload.opt.manager import run_pipeline
 from offload.options import CompileOptions
-from offload.ptx.choice import FillGuard, KernelChoice, Variant, build_choice
+from offload.ptx.choice import (
+    WALK_THREADS_PER_SM,
+    FillGuard,
+    KernelChoice,
+    Variant,
+    WalkGuard,
+    build_choice,
+)
 from offload.ptx.config import tile_count
 from offload.ptx.guard import IndexGuard
 from offload.ptx.plan import GPU_PLAN, SIM_PLAN
@@ -147,20 +154,50 @@ def test_build_choice_makes_only_the_leading_variant_first():
     choice, made = _ir_choice(GPU_PLAN)
     assert [v.name for v in choice.variants()] == ["unit32"]
     assert isinstance(choice.first.guard, IndexGuard) and choice.first.guard.unit_last
-    assert len(made) == 1 and made[0][:2] == ("unit32", 32)
+    # The stencil stages nothing: its mappings are the walking kernel (guarded) and the
+    # plain one; neither is compiled before a launch picks it.
+    inner = choice.first.kernel
+    assert isinstance(inner, KernelChoice) and inner.names[-2:] == ("walk4", "plain")
+    assert made == []
+    inner.pick((4096, 4096), [])
+    assert made == [("unit32", 32, True)]
+
+
+def test_a_walking_kernel_needs_its_rows_and_fills_the_sms():
+    choice, made = _ir_choice(GPU_PLAN)
+    inner = choice.first.kernel
+    assert isinstance(inner, KernelChoice)
+    walk = inner.first.guard
+    assert isinstance(walk, WalkGuard) and walk.factor == 4
+    assert walk.min_threads == 132 * WALK_THREADS_PER_SM
+    assert inner.pick((3, 1 << 20), []).source.blocking == ()  # fewer rows than a group
+    assert inner.pick((200, 300), []).source.blocking == ()  # 50 x 300 threads: too few
+    assert inner.pick((4096, 4096), []).source.blocking == (4, 1)
+    assert [m[2] for m in made] == [False, True]
 
 
 def test_disabling_narrow_leaves_only_the_64_bit_variant():
     choice, made = _ir_choice(GPU_PLAN, CompileOptions(disabled_passes=frozenset({"narrow"})))
     assert choice.names == ("wide64",) and choice.first.guard is None
+    choice.pick((4096, 4096), [])
     assert {m[1] for m in made} == {64}
 
 
 def test_the_simulator_keeps_its_blocked_kernel_without_a_fill_guard():
     choice, _ = _ir_choice(SIM_PLAN)
+    inner = choice.first.kernel
+    assert isinstance(inner, KernelChoice)
+    # No fill guard: only the rows a group needs (the mapping's own condition).
+    assert inner.first.guard == WalkGuard(SIM_PLAN.walk, 0)
+    assert inner.pick((3, 2), []).source.blocking == (3, 1)
+    assert inner.pick((2, 2), []).source.blocking == ()
+
+
+def test_disabling_walk_leaves_the_plain_kernel():
+    choice, made = _ir_choice(GPU_PLAN, CompileOptions(disabled_passes=frozenset({"walk"})))
     kernel = choice.leading()
-    assert isinstance(kernel, _Kernel)
-    assert choice.first.kernel is kernel  # one mapping: no inner choice
+    assert isinstance(kernel, _Kernel) and kernel.source.blocking == ()
+    assert made == [("unit32", 32, False)]
 
 
 MA = np.zeros((64, 64), np.float32)

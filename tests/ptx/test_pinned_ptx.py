@@ -55,15 +55,24 @@ def _ptx(pinned: bool) -> str:
 
 
 def test_pinned_weights_fold_into_immediates():
+    # The kernel walks 4 rows a thread (``offload.ptx.passes.walk``): the 4 elements'
+    # 3 x 3 windows cover 6 rows of 3 taps, each read once.
     ptx = _ptx(pinned=True)
-    assert len(re.findall(r"ld\.global\.f32", ptx)) == 9  # the image's taps only
+    assert len(re.findall(r"ld\.global\.f32", ptx)) == 6 * 3  # the image's taps only
     assert "0F40A00000" in ptx.upper()  # 5.0, the centre weight, as an immediate
     assert "ld.const" not in ptx  # every read folded
 
 
 def test_without_contents_the_weights_are_loaded():
     ptx = _ptx(pinned=False)
-    assert len(re.findall(r"ld\.global\.f32", ptx)) == 18
+    assert len(re.findall(r"ld\.global\.f32", ptx)) == 6 * 3 + 9  # once for the 4 rows
+
+
+def test_without_walking_each_element_reads_its_window():
+    options = CompileOptions(disabled_passes=frozenset({"walk"}))
+    ir = specialise(check_and_lower(conv3, 2), None, options, {1: ConstArray.of(weights)})
+    ptx = compile_ptx(build_kernel_source(kernel_ir(ir, options, 64, simulator=False)), "c", (9, 0))
+    assert len(re.findall(r"ld\.global\.f32", ptx)) == 9
 
 
 def test_the_kernel_source_binds_the_contents_once():

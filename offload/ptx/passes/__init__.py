@@ -2,8 +2,9 @@
 
 ``narrow`` (32-bit index arithmetic), ``reroll`` (a chunk of the rolled loop), ``stage``
 (shared-memory staging of a reduction loop's reads), ``jam`` (register blocking),
-``const_bank`` (specialised contents kept in the constant bank) and ``early_loads`` (each
-block's loads first). ``offload.ptx.plan`` declares the pipelines that use them.
+``walk`` (neighbouring rows a thread), ``const_bank`` (specialised contents kept in the
+constant bank) and ``early_loads`` (each block's loads first). ``offload.ptx.plan``
+declares the pipelines that use them.
 """
 
 from __future__ import annotations
@@ -15,12 +16,21 @@ from offload.ptx.passes.jam import JamIndex
 from offload.ptx.passes.narrow import NarrowIndexArithmetic
 from offload.ptx.passes.reroll import Reroll
 from offload.ptx.passes.stage import StageTiles
+from offload.ptx.passes.walk import WalkRows
 
 GPU: dict[str, type] = {
     **COMMON,
     **{
         cls.name: cls
-        for cls in (NarrowIndexArithmetic, Reroll, StageTiles, JamIndex, ConstBank, EarlyLoads)
+        for cls in (
+            NarrowIndexArithmetic,
+            Reroll,
+            StageTiles,
+            JamIndex,
+            WalkRows,
+            ConstBank,
+            EarlyLoads,
+        )
     },
 }
 """Pass name -> pass class for GPU pipelines (the simulator's too)."""
