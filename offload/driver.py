@@ -166,6 +166,8 @@ def run(  # noqa: PLR0917  (the public call's arguments, passed through)
     told the kernel's launch as a step (the replay lane, ``offload.replay``)."""
     if options is None:
         options = config.compile_options()
+    if dtype is not None and out is not None and _converts_twice(dtype, out):
+        return _through_dtype(backend, target, shape, dtype, out, options)
     if record is not None:
         return _run(backend, target, shape, dtype, out, options, record)
     if type(target) is _FUNCTION:
@@ -414,6 +416,39 @@ def _read_only(o: Any) -> bool:
             data = iface.get("data")
             return isinstance(data, tuple) and len(data) == 2 and bool(data[1])
     return False
+
+
+def _converts_twice(dtype: Any, out: Any) -> bool:
+    """Whether ``dtype=`` names another dtype than an ``out=`` array's: the value is then
+    converted to ``dtype`` first, then to ``out``'s dtype (as NumPy's ``.astype(dtype)``
+    followed by a store), which one conversion to ``out``'s dtype would not give (0.7
+    through int64 into float64 is 0.0)."""
+    outs = out if isinstance(out, tuple) else (out,)
+    dts = dtype if isinstance(dtype, tuple | list) else (dtype,) * len(outs)
+    if len(dts) != len(outs) or not all(hasattr(o, "dtype") for o in outs):
+        return False  # (``wanted_dtypes`` reports the mismatch)
+    return any(np.dtype(d) != array_dtype(o) for d, o in zip(dts, outs, strict=True))
+
+
+def _through_dtype(  # noqa: PLR0917  (the public call's arguments, passed through)
+    backend: Backend,
+    target: Any,
+    shape: tuple[int, ...],
+    dtype: Any,
+    out: Any,
+    options: CompileOptions,
+) -> Any:
+    """``run`` with ``dtype=`` and an ``out=`` of other dtypes: the result of ``dtype`` is
+    computed, then stored into ``out`` (checked first under NumPy's ``same_kind`` rule from
+    ``dtype``, as a ufunc's ``out=``)."""
+    outs = out if isinstance(out, tuple) else (out,)
+    dts = dtype if isinstance(dtype, tuple | list) else (dtype,) * len(outs)
+    wanted_dtypes(None, out, [np.dtype(d) for d in dts])
+    _outputs(backend, shape, (), out)  # (the shape check)
+    fresh = run(backend, target, shape, dtype, None, options)
+    for o, r in zip(outs, fresh if isinstance(fresh, tuple) else (fresh,), strict=True):
+        _copy_into(o, r)
+    return out
 
 
 def _outputs(

@@ -246,11 +246,13 @@ def run_permute(
 
 def _check_index_results(ixf: ScalarFunction, rank: int, name: str) -> None:
     got = ixf.result_dtypes
-    if len(got) != rank or any(d.kind not in "iub" for d in got):
+    if len(got) != rank or any(d.kind not in "iu" for d in got):
         shown = ", ".join(str(d) for d in got)
+        bools = any(d.kind == "b" for d in got)
+        note = " (a bool is no index: NumPy reads a bool as a mask)" if bools else ""
         raise TypeMismatch(
             f"{name}'s index function returns ({shown}); the result has rank {rank}: return "
-            f"{rank} integer(s) (a tuple for rank > 1), or IGNORE in each coordinate"
+            f"{rank} integer(s) (a tuple for rank > 1), or IGNORE in each coordinate{note}"
         )
 
 

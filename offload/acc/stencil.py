@@ -18,7 +18,7 @@ from typing import Any
 
 from offload.acc.base import Scheduled
 from offload.acc.nodes import as_source
-from offload.acc.skeletons.operands import python_ints_fit
+from offload.acc.skeletons.operands import leaves, python_ints_fit, source_dtypes
 from offload.acc.values import Item, from_items, items_key, lower_items, shape_of, to_items
 from offload.diagnostics import TypeMismatch
 from offload.frontend.nodes import ArrayNode, ElementLowering, Index, NodeFunction, NodePath
@@ -408,7 +408,14 @@ def stencil(fn: Callable[..., Any], a: Any, boundary: str | Constant = "clamp") 
     if not 1 <= len(shape) <= 3:
         raise ValueError(f"a stencil reads an array of rank 1 to 3, not {len(shape)}")
     if isinstance(boundary, Constant):  # (numpy.pad's constant_values raises too)
-        python_ints_fit(from_items(boundary.value), a, "stencil: the boundary value")
+        value = from_items(boundary.value)
+        have, want = len(leaves(value)), len(source_dtypes(a))
+        if have != want:
+            raise ValueError(
+                f"stencil: the boundary value {value!r} has {have} component(s), the "
+                f"array's elements {want}"
+            )
+        python_ints_fit(value, a, "stencil: the boundary value")
     dims = to_items(shape, "the shape")
     assert isinstance(dims, Item)
     return Stencil(fn, a, boundary, dims)

@@ -112,3 +112,14 @@ def test_bool_and_tuple_stencils_equal_the_interpreter_and_numpy_pad(boundary: s
         assert same_bits(spec, want)
         for target in TARGETS.values():
             assert same_bits(target(node), spec)
+
+
+def test_a_constant_boundary_of_another_component_count_is_a_value_error() -> None:
+    a = np.arange(4.0)
+    with pytest.raises(ValueError, match="2 component"):
+        ol.stencil(lambda g: g(-1), a, ol.constant((1.0, 2.0)))
+    pair = ol.zip_with(lambda u, v: (u, v), a, np.arange(4))
+    with pytest.raises(ValueError, match="1 component"):
+        ol.stencil(lambda g: g(-1), pair, ol.constant(1.0))
+    got = ol.compute_s(ol.stencil(lambda g: g(-1), pair, ol.constant((1.0, 2))))
+    assert [v.tolist() for v in got] == [[1.0, 0.0, 1.0, 2.0], [2, 0, 1, 2]]

@@ -163,3 +163,9 @@ def test_compute_p_partial_rows_are_exact_for_integers_and_stable_for_floats() -
     np.testing.assert_allclose(first, ref_permute(add, np.zeros(1000), ix, vals, IGNORE), atol=1e-9)
     seq = compute(permute(add, np.zeros(1000), ix, vals), "cpu-par", "cross_target")
     assert seq.tobytes() == compute(permute(add, np.zeros(1000), ix, vals), "cpu-seq").tobytes()
+
+
+def test_a_bool_destination_is_no_index() -> None:
+    # NumPy reads a bool as a mask, not as 0 or 1: the index function must give integers.
+    with pytest.raises(TypeMismatch, match="bool is no index"):
+        compute(permute(add, np.zeros(4), lambda i: i > 1, np.ones(4)))

@@ -86,3 +86,32 @@ def check_layout(compute, layout):
     got = compute(out.shape, f, out=out)
     assert got is out
     np.testing.assert_array_equal(out, b + 1)
+
+
+def plus_point_seven(i):
+    return 0.7 + i
+
+
+def add2(a, b):
+    return a + b
+
+
+@pytest.mark.parametrize("target", sorted(COMPUTE))
+def test_dtype_with_an_out_of_another_dtype_converts_twice(target):
+    # The value converts to dtype= first, then into out= (as .astype(dtype) and a store):
+    # 0.7 through int64 is 0, stored as 0.0 (one conversion to float64 would keep 0.7).
+    compute = COMPUTE[target]
+    out = np.full(3, -1.0)
+    assert compute(3, plus_point_seven, out=out, dtype=np.int64) is out
+    assert out.tolist() == [0.0, 1.0, 2.0]
+    x = np.array([0.7, 1.6, 2.2])
+    total = np.zeros(())
+    compute(ol.fold_all(add2, 0.0, x), out=total, dtype=np.int64)
+    assert total[()] == 4.0  # int64(4.5), stored
+    scan = np.zeros(4)
+    compute(ol.scanl(add2, 0.0, x), out=scan, dtype=np.int64)
+    assert scan.tolist() == [0.0, 0.0, 2.0, 4.0]
+    with pytest.raises(TypeError, match="same_kind"):  # float32 into int8: NumPy's rule
+        compute(3, plus_point_seven, out=np.zeros(3, np.int8), dtype=np.float32)
+    with pytest.raises(ValueError, match="shape"):
+        compute(3, plus_point_seven, out=np.zeros(4), dtype=np.int64)

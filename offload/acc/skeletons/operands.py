@@ -117,7 +117,7 @@ def python_ints_fit(value: object, a: object, what: str) -> None:
     """``ValueError`` where a Python int of ``value`` (a number or a tuple of numbers, as
     given) does not fit the integer dtype of ``a``'s component it meets: NumPy 2 raises
     for ``np.int8(1) + 300`` (NEP 50), where a kernel would wrap. Other values pass."""
-    items = _leaves(value)
+    items = leaves(value)
     if not any(type(v) is int and not 0 <= v <= 127 for v in items):
         return  # (fits every integer dtype: no dtypes to look up)
     dts = source_dtypes(a)
@@ -128,9 +128,10 @@ def python_ints_fit(value: object, a: object, what: str) -> None:
             raise ValueError(f"{what} {v} does not fit {dt} (Python integer out of bounds)")
 
 
-def _leaves(value: object) -> list[object]:
+def leaves(value: object) -> list[object]:
+    """The numbers of ``value`` (a number, or nested tuples or lists of numbers)."""
     if isinstance(value, tuple | list):
-        return [leaf for v in value for leaf in _leaves(v)]
+        return [leaf for v in value for leaf in leaves(v)]
     return [value]
 
 
