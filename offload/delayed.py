@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import functools
 import math
+import operator
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -195,7 +196,7 @@ class Reshape(Delayed):
 
 def from_function(shape: tuple[int, ...] | int, fn: Callable[..., Any]) -> FromFunction:
     """The array whose element at ``index`` is ``fn(*index)``."""
-    return FromFunction(_check_shape(shape), fn)
+    return FromFunction(normalise_shape(shape), fn)
 
 
 def map(fn: Callable[..., Any], x: Source) -> Map:  # the Repa name (shadows the builtin here)
@@ -215,7 +216,7 @@ def zip_with(fn: Callable[..., Any], x: Source, y: Source) -> ZipWith:
 def backpermute(shape: tuple[int, ...] | int, ix_fn: Callable[..., Any], x: Source) -> Backpermute:
     """The array of ``shape`` whose element at ``index`` is ``x[ix_fn(*index)]``."""
     _shape(x)
-    return Backpermute(_check_shape(shape), ix_fn, x)
+    return Backpermute(normalise_shape(shape), ix_fn, x)
 
 
 def traverse(
@@ -225,12 +226,12 @@ def traverse(
 ) -> Traverse:
     """Repa's ``traverse``: new shape ``shape_fn(x.shape)`` (evaluated now) and elements
     ``fn(get, *index)``, where ``get(*j)`` reads ``x`` at ``j``."""
-    return Traverse(x, _check_shape(shape_fn(_shape(x))), fn)
+    return Traverse(x, normalise_shape(shape_fn(_shape(x))), fn)
 
 
 def reshape(x: Source, shape: tuple[int, ...] | int) -> Reshape:
     """``x`` with a new shape of the same size (row-major order)."""
-    new = _check_shape(shape)
+    new = normalise_shape(shape)
     old = _shape(x)
     if math.prod(new) != math.prod(old):
         raise OffloadError(f"cannot reshape an array of shape {old} into {new}")
@@ -257,16 +258,21 @@ def _first_param(fn: Callable[..., Any]) -> tuple[str, ...]:
     return (code.co_varnames[0],) if code is not None and code.co_argcount > 0 else ()
 
 
-def _check_shape(shape: tuple[int, ...] | int) -> tuple[int, ...]:
-    if isinstance(shape, int):
-        shape = (shape,)
-    try:
-        out = tuple(int(n) for n in shape)
-    except TypeError:
-        raise OffloadError(f"a shape is a tuple of ints, not {shape!r}") from None
-    if any(n < 0 for n in out):
-        raise OffloadError(f"a shape cannot have negative extents: {out}")
-    return out
+def normalise_shape(shape: Any) -> tuple[int, ...]:
+    """``shape`` (an int or a sequence of ints) as a tuple of non-negative ints."""
+    items = shape if isinstance(shape, tuple | list) else (shape,)
+    dims: list[int] = []
+    for n in items:
+        if isinstance(n, bool):
+            raise TypeError(f"shape entries must be ints, got {n!r} in {shape!r}")
+        try:
+            d = operator.index(n)
+        except TypeError:
+            raise TypeError(f"shape must be an int or a tuple of ints, got {shape!r}") from None
+        if d < 0:
+            raise ValueError(f"shape entries must be >= 0, got {shape!r}")
+        dims.append(d)
+    return tuple(dims)
 
 
 __all__ = [

@@ -10,7 +10,6 @@ configured memory mode).
 from __future__ import annotations
 
 import functools
-import operator
 from collections.abc import Callable
 from typing import Any
 
@@ -18,26 +17,9 @@ import numpy as np
 
 from offload.backend import Backend
 from offload.config import config
-from offload.delayed import Delayed
+from offload.delayed import Delayed, normalise_shape
 from offload.frontend.captures import indexing_differs, refused_array_message
 from offload.options import CompileOptions
-
-
-def normalise_shape(shape: Any) -> tuple[int, ...]:
-    """``shape`` (an int or a sequence of ints) as a tuple of non-negative ints."""
-    items = shape if isinstance(shape, tuple | list) else (shape,)
-    dims: list[int] = []
-    for n in items:
-        if isinstance(n, bool):
-            raise TypeError(f"shape entries must be ints, got {n!r} in {shape!r}")
-        try:
-            d = operator.index(n)
-        except TypeError:
-            raise TypeError(f"shape must be an int or a tuple of ints, got {shape!r}") from None
-        if d < 0:
-            raise ValueError(f"shape entries must be >= 0, got {shape!r}")
-        dims.append(d)
-    return tuple(dims)
 
 
 def check_out(out: Any) -> None:

@@ -16,7 +16,7 @@ import numpy as np
 from offload.backend import Backend, Kernel
 from offload.config import config
 from offload.diagnostics import OffloadError
-from offload.driver import wanted_dtypes
+from offload.out_rules import wanted_dtypes
 from offload.stream import compiled as cache
 from offload.stream.device import (
     SLOTS,

@@ -2,7 +2,7 @@
 stencil, alone or inside other work): the tree streams into fresh host arrays as it does
 without ``out=``, and the result is copied into the caller's host NumPy arrays.
 
-``out=`` is checked as the unstreamed call checks it (``offload.driver.wanted_dtypes``:
+``out=`` is checked as the unstreamed call checks it (``offload.out_rules.wanted_dtypes``:
 one array per result, writeable, the result's dtype -- ``dtype=``'s where given -- cast
 to the array's under NumPy's ``same_kind`` rule) before any chunk runs, and so is its shape
 where the tree's shape does not depend on the data (a tree holding a ``filter`` has the
@@ -18,8 +18,8 @@ from typing import Any
 import numpy as np
 
 from offload.acc.filter import Filter
-from offload.driver import wanted_dtypes
 from offload.frontend.nodes import ArrayNode
+from offload.out_rules import wanted_dtypes
 
 
 def check(root: Any, dtype: Any, out: Any) -> None:

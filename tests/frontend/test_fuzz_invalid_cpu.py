@@ -1252,8 +1252,10 @@ API_MISTAKES = {
     "reverse_of_a_0d_array": (lambda c: c(ol.reverse(np.array(1.0))), ValueError, "at least one axis"),
     "zip_with_of_two_ranks": (lambda c: c(ol.zip_with(add, A, A2)), OffloadError, "zip_with of arrays of rank 1 and 2"),
     "reshape_to_another_size": (lambda c: c(ol.reshape(A, 5)), OffloadError, "cannot reshape an array of shape (8,) into (5,)"),
-    "backpermute_negative_shape": (lambda c: c(ol.backpermute(-4, ix_id, A)), OffloadError, "negative extents"),
-    "generate_float_shape": (lambda c: c(ol.generate(3.0, ix_id)), OffloadError, "a shape is a tuple of ints"),
+    "backpermute_negative_shape": (lambda c: c(ol.backpermute(-4, ix_id, A)), ValueError, "must be >= 0"),
+    "generate_float_shape": (lambda c: c(ol.generate(3.0, ix_id)), TypeError, "an int or a tuple of ints"),
+    "generate_string_shape": (lambda c: c(ol.from_function("3", ix_id)), TypeError, "an int or a tuple of ints"),
+    "reshape_negative": (lambda c: c(ol.reshape(A, -1)), ValueError, "must be >= 0"),
 }
 # fmt: on
 
