@@ -22,17 +22,19 @@ call, so a changed captured scalar never gives a stale result.
 from __future__ import annotations
 
 import ast
+import contextlib
 import copy
 import threading
 import types
 from collections import OrderedDict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
 from offload.cpu.loopnest import CpuHooks
+from offload.diagnostics import OffloadError, TypeMismatch
 from offload.emit import BaseHooks, emit_body, print_source
 from offload.emit.template import assign, const, expr, name
 from offload.frontend.captures import capture_type_key
@@ -46,6 +48,7 @@ from offload.frontend.nodes import (
     function_key,
 )
 from offload.frontend.reader import Fetcher, make_fetcher, make_resolution_test
+from offload.frontend.source import get_source
 from offload.frontend.values import TupleVal, Val
 from offload.ir.core import Function
 from offload.ir.ops import Opcode
@@ -243,6 +246,43 @@ def compile_index_function(
         return hit
     lowered = check_and_lower(ix, rank)
     return _remember(key, _finish(fname, lowered, ix, set(), rank))
+
+
+@contextlib.contextmanager
+def returns_located(f: Callable[..., Any]) -> Iterator[None]:
+    """Errors about what ``f`` returns that lowering its call left without a location (a
+    loop's accumulator, typed as a whole) located at ``f``'s return."""
+    try:
+        yield
+    except TypeMismatch as err:
+        d = err.diagnostics[0] if len(err.diagnostics) == 1 else None
+        if d is None or d.span is not None:
+            raise
+        raise result_error(f, d.message, d.hint) from None
+
+
+def result_error(f: Callable[..., Any], message: str, hint: str = "") -> TypeMismatch:
+    """A ``TypeMismatch`` about what node function ``f`` returns, located at its first
+    ``return`` (a lambda: its body) where its source is at hand."""
+    span = None
+    try:
+        src = get_source(f)
+    except OffloadError:
+        src = None
+    if src is not None:
+        node: ast.AST = src.node
+        returned = (
+            node.body
+            if isinstance(node, ast.Lambda)
+            else next(
+                (r for r in ast.walk(node) if isinstance(r, ast.Return) and r.value is not None),
+                None,
+            )
+        )
+        span = src.span(returned) if returned is not None else None
+    err = TypeMismatch.at(message, span, hint=hint)
+    assert isinstance(err, TypeMismatch)
+    return err
 
 
 def closure_kinds(f: Any) -> tuple[object, ...]:

@@ -29,7 +29,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from offload.acc.base import Collective, Context
-from offload.acc.combine import compile_combine
+from offload.acc.combine import compile_combine, result_error
 from offload.acc.permute_cpu import cached_module
 from offload.acc.scan_job import ScanJob
 from offload.acc.skeletons.build import GPU_TARGETS, captured, compile_module, host, working, xp_for
@@ -48,7 +48,6 @@ from offload.acc.skeletons.permute_src import (
     keep_kernel,
     place_kernel,
 )
-from offload.diagnostics import TypeMismatch
 from offload.frontend.nodes import NodeFunction
 
 Dt = np.dtype[Any]
@@ -93,7 +92,7 @@ class Filter(Collective):
         what = "filter's predicate"
         pf = compile_combine(self.pred, (dts,), "pred", what)
         if len(pf.result_dtypes) != 1:
-            raise TypeMismatch(f"{what} returns {len(pf.result_dtypes)} values, not one")
+            raise result_error(self.pred, f"{what} returns {len(pf.result_dtypes)} values, not one")
         xp = xp_for(target)
         xs = [working(target, x, ctx.backend) for x in components(sources["a"])]
         n = int(xs[0].shape[0])

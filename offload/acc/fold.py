@@ -24,6 +24,7 @@ import numpy as np
 
 from offload.acc import fold_tail
 from offload.acc.base import Context, Scheduled, length_known
+from offload.acc.combine import returns_located
 from offload.acc.commute import commutes
 from offload.acc.nodes import Leaf, as_arrays_source, as_source
 from offload.acc.plan import seg_lanes, stages, wide_rule
@@ -90,7 +91,8 @@ def _fold_loop(  # noqa: PLR0917  (the loop's parts, from the node that owns it)
     def body(k: Scalar, acc: Val) -> Val:
         return lo.call(f, f_path, [acc, read(k)])
 
-    return lo.loop(start, stop, step, z, body)
+    with returns_located(f):
+        return lo.loop(start, stop, step, z, body)
 
 
 @dataclass(frozen=True, eq=False)
@@ -231,7 +233,8 @@ class Partials(Delayed):
                     acc = lo.call(self.f, f_path, [acc, v])
                 return acc
 
-            acc = lo.loop(lo.constant(0), groups, lo.constant(1), z, group)
+            with returns_located(self.f):
+                acc = lo.loop(lo.constant(0), groups, lo.constant(1), z, group)
             rest = lo.binop("add", t, lo.binop("mul", groups, up))
             return _fold_loop(lo, self.f, f_path, acc, read, rest, n, p)
         c = _scalar(lo.captured(self.c, (*path, ("attr", "c"))))
@@ -268,7 +271,8 @@ def _lanes_loop(  # noqa: PLR0917  (the loop's parts, from the node that owns it
         )
 
     one = lo.constant(1)
-    accs = lo.loop(lo.constant(0), m, one, TupleVal((z,) * lanes), body)
+    with returns_located(f):
+        accs = lo.loop(lo.constant(0), m, one, TupleVal((z,) * lanes), body)
     assert isinstance(accs, TupleVal)
     tail_start = lo.binop("add", start, lo.binop("mul", m, lo.constant(lanes)))
     last = _fold_loop(lo, f, f_path, accs.items[-1], read, tail_start, stop, one)

@@ -46,7 +46,12 @@ from typing import Any, ClassVar
 import numpy as np
 
 from offload.acc.base import Collective, Context, length_known
-from offload.acc.combine import ScalarFunction, compile_combine, compile_index_function
+from offload.acc.combine import (
+    ScalarFunction,
+    compile_combine,
+    compile_index_function,
+    result_error,
+)
 from offload.acc.permute_cpu import accumulate, cached_module, exact_either_way, partials
 from offload.acc.skeletons import atomic_src as shared_atomics
 from offload.acc.skeletons.build import (
@@ -185,10 +190,12 @@ def functions(node: Permute, ix: Callable[..., Any]) -> tuple[ScalarFunction, Sc
     what = f"{node.name}'s combine function"
     sf = compile_combine(node.f, (dts, dts), "ol_comb", what)
     if len(sf.result_dtypes) != len(dts):
-        raise TypeMismatch(f"{what} returns {len(sf.result_dtypes)} value(s), not {len(dts)}")
+        raise result_error(
+            node.f, f"{what} returns {len(sf.result_dtypes)} value(s), not {len(dts)}"
+        )
     rank = len(source_shape(node.a))
     ixf = compile_index_function(ix, rank, "ixf", f"{node.name}'s index function")
-    _check_index_results(ixf, len(source_shape(node.defaults)), node.name)
+    check_index_results(ix, ixf, len(source_shape(node.defaults)), node.name)
     return sf, ixf
 
 
@@ -244,15 +251,18 @@ def run_permute(
     return pack([deliver(ctx, target, o.reshape(dshape)) for o in made])
 
 
-def _check_index_results(ixf: ScalarFunction, rank: int, name: str) -> None:
+def check_index_results(ix: Any, ixf: ScalarFunction, rank: int, name: str) -> None:
+    """An error located at ``ix``'s return unless its results ``ixf`` are ``rank``
+    integers."""
     got = ixf.result_dtypes
     if len(got) != rank or any(d.kind not in "iu" for d in got):
         shown = ", ".join(str(d) for d in got)
         bools = any(d.kind == "b" for d in got)
         note = " (a bool is no index: NumPy reads a bool as a mask)" if bools else ""
-        raise TypeMismatch(
+        raise result_error(
+            ix,
             f"{name}'s index function returns ({shown}); the result has rank {rank}: return "
-            f"{rank} integer(s) (a tuple for rank > 1), or IGNORE in each coordinate{note}"
+            f"{rank} integer(s) (a tuple for rank > 1), or IGNORE in each coordinate{note}",
         )
 
 

@@ -32,14 +32,13 @@ from typing import Any
 
 import numpy as np
 
-from offload.acc.combine import compile_combine, compile_index_function
+from offload.acc.combine import compile_combine, compile_index_function, result_error
 from offload.acc.commute import commutes
-from offload.acc.permute import Permute, PermuteIndexError, Scatter, scatter
+from offload.acc.permute import Permute, PermuteIndexError, Scatter, check_index_results, scatter
 from offload.dask.runtime import Runner, block_source, canonical, job_token, xp_of
 from offload.dask.sources import Sources, collect
 from offload.dask.tasks import Key, Static, Tasks, block_key, grid
 from offload.dask.wrappers import kept, marked, same_index, set_offset
-from offload.diagnostics import TypeMismatch
 from offload.frontend.generated import shifted
 from offload.stream.fold import SPLIT_EVERY
 
@@ -157,18 +156,13 @@ def check_permute(node: Permute, rank: int, dtypes: tuple[np.dtype[Any], ...]) -
     what = f"{node.name}'s combine function"
     sf = compile_combine(node.f, (dtypes, dtypes), "ol_comb", what)
     if len(sf.result_dtypes) != len(dtypes):
-        raise TypeMismatch(f"{what} returns {len(sf.result_dtypes)} value(s), not {len(dtypes)}")
+        raise result_error(
+            node.f, f"{what} returns {len(sf.result_dtypes)} value(s), not {len(dtypes)}"
+        )
     if isinstance(node, Scatter):
         return
     ixf = compile_index_function(node.ix, rank, "ixf", f"{node.name}'s index function")
-    got = ixf.result_dtypes
-    if len(got) != len(node.shape) or any(d.kind not in "iub" for d in got):
-        shown = ", ".join(str(d) for d in got)
-        raise TypeMismatch(
-            f"{node.name}'s index function returns ({shown}); the result has rank "
-            f"{len(node.shape)}: return {len(node.shape)} integer(s) (a tuple for rank > 1), "
-            "or IGNORE in each coordinate"
-        )
+    check_index_results(node.ix, ixf, len(node.shape), node.name)
     # the wrappers the tasks compile around them
     compile_index_function(shifted(rank)(node.ix, (0,) * rank), rank, "ixf", "shifted")
     marked_dtypes = (*dtypes, np.dtype(np.bool_))

@@ -10,8 +10,9 @@ from typing import Any
 import numpy as np
 import pytest
 
+import offload as ol
 from offload.acc.combine import compile_combine, compile_index_function
-from offload.diagnostics import AllocationNotAllowed, TypeMismatch
+from offload.diagnostics import AllocationNotAllowed, OffloadError, TypeMismatch
 from tests.acc.skeleton_refs import matmul2
 
 pytestmark = pytest.mark.unit
@@ -106,3 +107,42 @@ def test_structural_keys_tell_scan_forms_apart() -> None:
                   *S.scanl_total(f, 0.0, a), S.scanl1_seg(f, a, np.array([4])))
     }  # fmt: skip
     assert len(keys) == 7
+
+
+def _pair_of(a, b):
+    total = a + b
+    return (a, total)  # the line each error below points at
+
+
+def _located_at_the_return(err: OffloadError) -> None:
+    (diag,) = err.diagnostics
+    assert diag.span is not None and diag.span.file == __file__
+    assert diag.span.text.strip() == "return (a, total)  # the line each error below points at"
+
+
+@pytest.mark.cpu
+@pytest.mark.parametrize(
+    "build",
+    [
+        lambda a: ol.fold(_pair_of, 0.0, a),
+        lambda a: ol.fold_all(_pair_of, 0.0, a),
+        lambda a: ol.scanl(_pair_of, 0.0, a),
+        lambda a: ol.scanl1(_pair_of, a),
+        lambda a: ol.permute(_pair_of, np.zeros(4), lambda i: i, a),
+    ],
+)
+def test_a_combine_function_returning_the_wrong_shape_is_located_at_its_return(build) -> None:
+    with pytest.raises(TypeMismatch) as info:
+        ol.compute_s(build(np.arange(4.0)))
+    _located_at_the_return(info.value)
+
+
+@pytest.mark.cpu
+def test_a_predicate_or_index_function_of_the_wrong_results_is_located() -> None:
+    a = np.arange(4.0)
+    with pytest.raises(TypeMismatch, match="2 values, not one") as info:
+        ol.compute_s(ol.filter(lambda x: (x > 1, x > 2), a))
+    assert info.value.diagnostics[0].span.text.strip().startswith("ol.compute_s(ol.filter(")
+    with pytest.raises(TypeMismatch, match="index function returns") as info:
+        ol.compute_s(ol.permute(lambda u, v: u + v, np.zeros(4), lambda i: i * 0.5, a))
+    assert info.value.diagnostics[0].span is not None

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from offload.acc.base import Context
-from offload.acc.combine import ScalarFunction, compile_combine
+from offload.acc.combine import ScalarFunction, compile_combine, result_error
 from offload.diagnostics import OffloadError, TypeMismatch
 from offload.frontend.captures import is_array, plain_shape
 from offload.frontend.nodes import ArrayNode
@@ -142,15 +142,17 @@ def combine_for(f: Callable[..., Any], dts: tuple[Dt, ...], what: str) -> Scalar
     sf = compile_combine(f, operands, "ol_comb", what)
     got = sf.result_dtypes
     if len(got) != len(dts):
-        raise TypeMismatch(
+        raise result_error(
+            f,
             f"{what} returns {len(got)} value(s) for operands of {len(dts)} component(s): "
-            "a combine function returns a value of its operands' type"
+            "a combine function returns a value of its operands' type",
         )
     for r, d in zip(got, dts, strict=True):
         if not np.can_cast(r, d, "same_kind") and not (r.kind in "iub" and d.kind in "iub"):
-            raise TypeMismatch(
+            raise result_error(
+                f,
                 f"{what} returns {r} for operands of {d}: a combine function returns a "
-                "value of its operands' type"
+                "value of its operands' type",
             )
     return sf
 
