@@ -41,7 +41,7 @@ from offload.hoisted import compile_kernel
 from offload.ir.core import Capture, ConstArray, Function
 from offload.ir.resultcast import cast_results
 from offload.ir.types import ScalarType, scalar_of_dtype
-from offload.lowering import check_and_lower
+from offload.lowering import Typings, check_and_lower
 from offload.opt.manager import Trace, run_pipeline
 from offload.options import CompileOptions
 from offload.out_rules import converts_twice, copy_into, outputs, wanted_dtypes
@@ -75,11 +75,19 @@ class Entry:
     plans: dict[Any, Any] = field(default_factory=dict)
     """A delayed tree's recorded schedules, by what its captured values look like (the
     replay lane: ``offload.replay``)."""
+    typings: Typings | None = None
+    """Its lowerings by capture types (``lowered`` is the first call's)."""
 
 
-def _new_entry(lowered: Lowered, rank: int) -> Entry:
+def _new_entry(lowered: Lowered, rank: int, target: Any) -> Entry:
     fetch = make_fetcher(lowered.captures)
-    return Entry(lowered, rank, fetch=fetch, still_valid=make_resolution_test(lowered.resolved))
+    return Entry(
+        lowered,
+        rank,
+        fetch=fetch,
+        still_valid=make_resolution_test(lowered.resolved),
+        typings=Typings(lowered, target, fetch),
+    )
 
 
 _TABLE: dict[tuple[Backend, Any], Entry] = {}
@@ -112,7 +120,7 @@ def _entry(backend: Backend, target: Any, rank: int) -> Entry:
         entry = None  # a helper or module was rebound since: its kernels are stale
     if entry is None or entry.rank != rank:
         replaced = tkey in _TABLE
-        entry = _new_entry(check_and_lower(target, rank), rank)
+        entry = _new_entry(check_and_lower(target, rank), rank, target)
         _TABLE[tkey] = entry
         if replaced:
             _GENERATION[0] += 1
@@ -256,7 +264,9 @@ def _run(  # noqa: PLR0917
     if dtype is None and out is None:
         want = None
     else:
-        want = wanted_dtypes(dtype, out, entry.lowered.ir.result_types)
+        assert entry.typings is not None
+        typed = entry.typings.of(target, len(shape), values)
+        want = wanted_dtypes(dtype, out, typed.ir.result_types)
     memo = entry.memo
     fresh = None
     read: Reader | None
@@ -343,10 +353,8 @@ def _specialisation(  # noqa: PLR0917  (the full path's state, passed without a 
         ckey = (tkey, options, want, pkey)
         compiled = entry.compiled.get(ckey)
     if compiled is None:
-        lowered = entry.lowered
-        if entry.compiled:
-            # Capture types changed since the first lowering: lower again for these types.
-            lowered = check_and_lower(target, len(shape))
+        assert entry.typings is not None
+        lowered = entry.typings.of(target, len(shape), values)  # (typed for these values)
         ir = specialise(lowered, want, options, {k: p.value for k, p in pinned.items()})
         kernel = compile_kernel(backend, ir, options)
         dtypes = tuple(t.dtype for t in ir.result_types)

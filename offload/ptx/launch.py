@@ -221,21 +221,32 @@ class GPUKernel:
             raise bounds_error(self.user_name, self.capture_names, shape, record)
 
 
+class ElementIndexError(IndexError):
+    """An out-of-bounds read that bounds checks caught, at ``element`` of the launch's
+    index space (``shifted``: of a space that starts ``rows`` further, a streamed chunk's)."""
+
+    def __init__(self, head: str, element: tuple[int, ...], tail: str) -> None:
+        self.head, self.element, self.tail = head, element, tail
+        super().__init__(f"{head}{element}{tail}")
+
+    def shifted(self, rows: int) -> ElementIndexError:
+        """The same fault, its element counted from ``rows`` rows before the launch's."""
+        moved = (self.element[0] + rows, *self.element[1:]) if self.element else ()
+        return ElementIndexError(self.head, moved, self.tail)
+
+
 def bounds_error(
     user_name: str, capture_names: Sequence[str], shape: tuple[int, ...], record: Any
-) -> IndexError:
+) -> ElementIndexError:
     """The ``IndexError`` for a fault record ``[flag, line, capture, linear element]``."""
     line, capture, linear = int(record[1]), int(record[2]), int(record[3])
     element = tuple(int(i) for i in np.unravel_index(linear, shape)) if shape else ()
     if capture == -1:  # ptx.hooks.LOCAL_SITE
-        return IndexError(
-            f"{user_name}: out-of-bounds index into a local array at element {element} "
-            f"(line {line})"
-        )
+        head = f"{user_name}: out-of-bounds index into a local array at element "
+        return ElementIndexError(head, element, f" (line {line})")
     what = capture_names[capture] if 0 <= capture < len(capture_names) else f"#{capture}"
-    return IndexError(
-        f"{user_name}: out-of-bounds read of '{what}' at element {element} (line {line})"
-    )
+    head = f"{user_name}: out-of-bounds read of '{what}' at element "
+    return ElementIndexError(head, element, f" (line {line})")
 
 
 _SIMULATOR_LOCK = threading.Lock()

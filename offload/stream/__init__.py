@@ -176,8 +176,9 @@ def maybe_stream(shape_or_delayed: Any, fn: Any, dtype: Any, out: Any = None) ->
     values = found.fetch(target)
     arrays: list[Any] = [values[k] for k in cache.host_arrays(values)]
     need: int = sum(int(a.nbytes) for a in arrays)
+    typed = found.typings.of(target, len(shape), values)  # (the result types of these values)
     need += int(np.prod(shape, dtype=np.int64)) * sum(
-        t.dtype.itemsize for t in found.lowered.ir.result_types
+        t.dtype.itemsize for t in typed.ir.result_types
     )
     if need <= limit:
         return None

@@ -217,7 +217,8 @@ def _run_into(target: Any, shape: tuple[int, ...], dtype: Any, rows: int | None,
         if tuple(o.shape) != shape:
             raise ValueError(f"out= has shape {tuple(o.shape)}, the result {shape}")
     found = cache.entry(target, len(shape))
-    want = wanted_dtypes(dtype, out, found.lowered.ir.result_types)
+    typed = found.typings.of(target, len(shape), found.fetch(target))
+    want = wanted_dtypes(dtype, out, typed.ir.result_types)
     if 0 not in shape:
         assert want is not None
         p = prepare(target, shape, want if len(want) > 1 else want[0], rows=rows)

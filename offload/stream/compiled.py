@@ -20,7 +20,7 @@ from offload.frontend.lower import Lowered, capture_type_key
 from offload.frontend.nodes import delayed_key
 from offload.frontend.reader import Fetcher, make_fetcher, make_resolution_test
 from offload.ir.core import Function
-from offload.lowering import check_and_lower
+from offload.lowering import Typings, check_and_lower
 from offload.options import CompileOptions
 from offload.stream.window import WindowedFunction, windowed
 
@@ -45,6 +45,8 @@ class Entry:
     valid: Callable[[Any], bool] | None
     """Whether the helpers built into the kernels are still what their names lead to."""
     compiled: dict[tuple[Any, ...], Compiled]
+    typings: Typings
+    """Its lowerings by capture types (``lowered`` is the first call's)."""
 
 
 ENTRIES: dict[tuple[Any, ...], Entry] = {}
@@ -66,8 +68,13 @@ def entry(target: Any, rank: int) -> Entry:
         entry = None
     if entry is None:
         lowered = check_and_lower(target, rank)
+        fetch = make_fetcher(lowered.captures)
         entry = Entry(
-            lowered, make_fetcher(lowered.captures), make_resolution_test(lowered.resolved), {}
+            lowered,
+            fetch,
+            make_resolution_test(lowered.resolved),
+            {},
+            Typings(lowered, target, fetch),
         )
         ENTRIES[key] = entry
     return entry
@@ -91,13 +98,11 @@ def compiled(  # noqa: PLR0917  (the call's facts)
     options: CompileOptions,
 ) -> Compiled:
     """The windowed IR for these capture types (with the optimised IR it came from)."""
-    lowered = entry.lowered
-    want = _wanted(dtype, len(lowered.ir.result_types))
+    want = _wanted(dtype, len(entry.lowered.ir.result_types))
     ckey = (capture_type_key(values), want, options)
     hit = entry.compiled.get(ckey)
     if hit is None:
-        if entry.compiled:
-            lowered = check_and_lower(target, rank)  # (other capture types: lower again)
+        lowered = entry.typings.of(target, rank, values)  # (typed for these values)
         ir = specialise(lowered, want, options)
         hit = Compiled(windowed(ir), ir, {})
         entry.compiled[ckey] = hit

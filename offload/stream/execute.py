@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from offload.backend import Backend, Kernel
+from offload.ptx.launch import ElementIndexError
 from offload.runtime.staging import D2H, H2D, HOST_THREADS, PINNED, copy_jobs, pinned, wait
 from offload.stream.plan import Chunk, Plan
 from offload.stream.progress import Progress
@@ -69,7 +70,10 @@ def run_host(  # noqa: PLR0917  (the run's state, passed without a bag)
         (lo, hi), *_ = chunk.block
         shape = tuple(b - a for a, b in chunk.block)
         captures = backend.prepare_captures(wf.values(originals, chunk.block, wins, extents))
-        kernel.launch(shape, [o[lo:hi] for o in outs], captures)
+        try:
+            kernel.launch(shape, [o[lo:hi] for o in outs], captures)
+        except ElementIndexError as err:  # (the element of the whole result, not the chunk)
+            raise err.shifted(lo) from None
         if reduce is not None:
             partials.append(reduce(chunk.block, [o[lo:hi] for o in outs]))
         progress.update(
@@ -250,7 +254,10 @@ def _pipeline(  # noqa: PLR0917  (run_gpu's arguments)
             ]
             captures = backend.prepare_captures(wf.values(originals, chunk.block, wins, extents))
             with stream:
-                kernel.launch(bshape, douts, captures)
+                try:
+                    kernel.launch(bshape, douts, captures)
+                except ElementIndexError as err:  # (the whole result's element)
+                    raise err.shifted(lo) from None
                 if reduce is not None:  # (on the chunk's stream: after its kernel)
                     partials.append(reduce(chunk.block, douts))
             wait(out_jobs)  # (the slot's pinned results are written again below)

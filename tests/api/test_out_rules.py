@@ -115,3 +115,24 @@ def test_dtype_with_an_out_of_another_dtype_converts_twice(target):
         compute(3, plus_point_seven, out=np.zeros(3, np.int8), dtype=np.float32)
     with pytest.raises(ValueError, match="shape"):
         compute(3, plus_point_seven, out=np.zeros(4), dtype=np.int64)
+
+
+def _doubler(x):
+    def doubled(i):
+        return x[i] * 2
+
+    return doubled
+
+
+@pytest.mark.parametrize("target", sorted(COMPUTE))
+def test_out_is_checked_against_this_calls_result_type(target):
+    # One code object, captures of other dtypes: the result type (and NumPy's same_kind
+    # check of out=) is that of this call's values, not of the first call's lowering.
+    compute = COMPUTE[target]
+    compute(6, _doubler(np.arange(6, dtype=np.int64)))
+    with pytest.raises(TypeError, match="float64"):  # float64 into int64: not same_kind
+        compute(6, _doubler(np.linspace(0.3, 2.9, 6)), out=np.zeros(6, np.int64))
+    compute(6, _doubler(np.arange(6, dtype=np.int16)))
+    out = np.zeros(6, np.uint64)
+    compute(6, _doubler(np.arange(6, dtype=np.uint16)), out=out)  # uint16 -> uint64: fine
+    assert out.tolist() == [0, 2, 4, 6, 8, 10]

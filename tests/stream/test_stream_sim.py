@@ -197,3 +197,39 @@ def test_a_streamed_fold_combines_chunk_partials_in_the_dask_tree():
     old = pytest.importorskip("offload.dask")
     same_tree = old.fold_all(da.from_array(values, chunks=3), fold).compute(scheduler="sync")
     assert got == same_tree
+
+
+def _doubler(x):
+    def doubled(i):
+        return x[i] * 2
+
+    return doubled
+
+
+def test_the_streaming_decision_sizes_this_calls_result(streamed_calls):
+    # The first call's int8 result fits; the same code over float64 does not: the bytes
+    # are those of this call's result type, not of the first lowering's.
+    ol.config.device_memory_limit = 10_000
+    ol.compute_g(100, _doubler(np.zeros(100, np.int8)))
+    assert streamed_calls == []
+    ol.config.device_memory_limit = 1000  # 800 B in + 800 B out
+    got = ol.compute_g(100, _doubler(np.ones(100)))
+    assert streamed_calls == [(100,)]
+    assert np.asarray(got).tolist() == [2.0] * 100
+
+
+def test_a_streamed_bounds_fault_names_the_results_element():
+    x = np.arange(40, dtype=np.float64)
+
+    def past_the_end(i):
+        return x[i + 1]
+
+    ol.config.bounds_check = True
+    try:
+        ol.config.device_memory_limit = None
+        with pytest.raises(IndexError, match=r"element \(39,\)"):
+            ol.compute_g(40, past_the_end)
+        with pytest.raises(IndexError, match=r"element \(39,\)"):
+            stream.compute_g(40, past_the_end, rows=6)
+    finally:
+        ol.config.bounds_check = False
