@@ -256,8 +256,8 @@ def returns_located(f: Callable[..., Any]) -> Iterator[None]:
         yield
     except TypeMismatch as err:
         d = err.diagnostics[0] if len(err.diagnostics) == 1 else None
-        if d is None or d.span is not None:
-            raise
+        if d is None or d.span is not None or d.notes:
+            raise  # (located already, or by a note: a call's arity points at the def)
         raise result_error(f, d.message, d.hint) from None
 
 

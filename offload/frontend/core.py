@@ -349,6 +349,13 @@ class LoweringCore:
 
     def inline_returns(self, returns: list[Edge], node: ast.AST, what: str) -> Val:
         """Merge a function's pending returns into its result value."""
+        if not returns:  # (every path loops forever: ``while True`` without a way out)
+            raise self.error(
+                TypeMismatch,
+                f"{what} never returns: no path leaves its loops to a return",
+                node,
+                hint="give the loop a condition or a return (CPython would never finish)",
+            )
         env = self.merge_edges(returns, "ret")
         val = env.get(RESULT, UNBOUND)
         if isinstance(val, Unbound):

@@ -1529,3 +1529,14 @@ def test_an_accepted_corner_case_gives_cpythons_values(fn, dtype):
     assert got.dtype == dtype
     np.testing.assert_array_equal(got, np.array(want, dtype=dtype))
     np.testing.assert_array_equal(ol.compute_p(8, fn), got)
+
+
+def _spins(i):
+    while True:
+        pass
+
+
+def test_a_function_that_never_returns_says_so():
+    with pytest.raises(TypeMismatch, match="never returns") as info:
+        ol.compute_s(3, _spins)
+    assert info.value.diagnostics[0].span.line == _spins.__code__.co_firstlineno
