@@ -93,6 +93,23 @@ def _replayable(root: object) -> bool:
     return True
 
 
+def held_extents(root: object) -> tuple[tuple[int, ...], ...]:
+    """The shape of every node of ``root``, in a fixed walk order: what a plan depends on
+    beside the captured values (a ``generate``'s, ``backpermute``'s or ``extend``'s extents
+    are the node's own, not a captured array's, and a rebuilt tree of the same structure
+    may hold others)."""
+    out: list[tuple[int, ...]] = []
+    todo, seen = [root], set()
+    while todo:
+        node: Any = todo.pop()
+        if kind(node) == LEAF or id(node) in seen:
+            continue
+        seen.add(id(node))
+        out.append(tuple(node.shape))
+        todo.extend(src for _, src in node.sources())
+    return tuple(out)
+
+
 def _cupy_ndarray() -> type | None:
     """CuPy's array type where CuPy is imported (its arrays are keyed without building
     their ``__cuda_array_interface__`` dict)."""
@@ -279,7 +296,7 @@ def compute(ctx: Context, root: Any, dtype: Any, out: Any) -> Any:
     sig = signature(values)
     if sig is None:
         return compute_graph(ctx, root, dtype, out)
-    key = (ctx.options, ctx.determinism, sig)
+    key = (ctx.options, ctx.determinism, sig, held_extents(root))
     plan = entry.plans.get(key)
     if plan is not None:
         _remember(root, ctx, entry, sig, plan)

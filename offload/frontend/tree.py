@@ -15,7 +15,7 @@ from __future__ import annotations
 import ast
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from offload.diagnostics import TypeMismatch
@@ -57,7 +57,10 @@ class TreeLowering:
 
     def element(self, source: object, path: tuple[Step, ...], idx: Sequence[Scalar]) -> Val:
         if isinstance(source, ArrayNode):
-            return source.lower_element(self, path, idx)
+            # An element of a node is an array element, as if the node were materialised:
+            # a Python number its function returns has the node's dtype (int64, float64,
+            # bool), no longer weak (NumPy: ``np.int64(1000) + np.int8(1)`` is int64).
+            return _strong(source.lower_element(self, path, idx))
         return self._leaf(source, path, idx)
 
     def call(self, fn: Callable[..., Any], path: tuple[Step, ...], args: Sequence[Val]) -> Val:
@@ -237,3 +240,12 @@ class TreeLowering:
 
 def _shape(x: Any) -> tuple[int, ...]:
     return tuple(int(n) for n in x.shape)
+
+
+def _strong(v: Val) -> Val:
+    """``v`` with every weak scalar made strong (the same IR type)."""
+    if isinstance(v, Scalar):
+        return replace(v, weak=False) if v.weak else v
+    if isinstance(v, TupleVal):
+        return TupleVal(tuple(_strong(x) for x in v.items))
+    return v

@@ -388,3 +388,25 @@ def test_a_scatter_is_not_replayed(runs):
         got = ol.compute_s(scatter(to, np.zeros(5), np.array([1.0, 2.0, 3.0])))
     np.testing.assert_array_equal(got, [0.0, 2.0, 3.0, 1.0, 0.0])
     assert runs["replayed"] == 0
+
+
+def _rows_minus_cols(i, j):
+    return i * 10 - j
+
+
+def _plus(a, b):
+    return a + b
+
+
+@pytest.mark.parametrize("compute", [ol.compute_s, ol.compute_p])
+def test_a_rebuilt_tree_whose_nodes_hold_other_extents_is_not_replayed_as_the_last(compute):
+    # A generate's shape, an extend's new axis: the node's own extents, not a captured
+    # array's; two trees of one structure that hold other extents have other schedules.
+    for shape in [(2, 3), (3, 4), (2, 3)]:
+        got = compute(ol.scanl1(_plus, ol.generate(shape, _rows_minus_cols)))
+        want = np.cumsum(np.fromfunction(lambda i, j: i * 10 - j, shape, dtype=np.int64), axis=1)
+        assert got.shape == shape and got.tolist() == want.tolist()
+    v = np.arange(4, dtype=np.int64)
+    for k in [1, 3, 1]:
+        got = compute(ol.scanl1(_plus, ol.extend((k, ol.ALL), v)))
+        assert got.shape == (k, 4) and got.tolist() == [np.cumsum(v).tolist()] * k

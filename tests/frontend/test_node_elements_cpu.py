@@ -1,0 +1,40 @@
+"""An element of a delayed node, read by its consumer, is an array element as if the node
+were materialised: a Python number its function returns has the node's dtype there (int64,
+float64, bool), not a weak Python number that a narrower partner would take in (NumPy 2:
+``np.int64(1000) + np.int8(1)`` is int64)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import offload as ol
+
+pytestmark = pytest.mark.cpu
+
+
+def _thousand_times(i):
+    return i * 1000
+
+
+def _three(v):
+    return 3
+
+
+def _plus(a, b):
+    return a + b
+
+
+@pytest.mark.parametrize("compute", [ol.compute_s, ol.compute_p])
+def test_a_producers_python_number_has_the_nodes_dtype_in_its_consumer(compute):
+    i8 = np.arange(4, dtype=np.int8)
+    z = ol.zip_with(_plus, ol.generate((4,), _thousand_times), i8)
+    assert z.dtype == np.int64
+    got = compute(z)
+    assert got.dtype == np.int64 and got.tolist() == [0, 1001, 2002, 3003]
+    f32 = np.arange(4, dtype=np.float32)
+    both = compute(ol.zip_with(_plus, ol.map(_three, i8), f32))
+    want = np.full(4, 3, np.int64) + f32
+    assert both.dtype == want.dtype == np.float64 and both.tolist() == want.tolist()
+    folded = compute(ol.fold_all(_plus, np.int8(0), ol.map(_three, i8)))
+    assert folded.dtype == np.int64 and folded[()] == 12
