@@ -21,7 +21,14 @@ from typing import Any
 import numpy as np
 
 from offload.diagnostics import OffloadError
-from offload.frontend.nodes import ArrayNode, ElementLowering, Index, NodeFunction, NodePath
+from offload.frontend.nodes import (
+    ArrayNode,
+    ElementLowering,
+    Index,
+    NodeFunction,
+    NodePath,
+    types_only,
+)
 from offload.frontend.values import Val
 from offload.lowering import check_and_lower
 
@@ -45,7 +52,8 @@ class Delayed(ArrayNode):
     def dtypes(self) -> tuple[np.dtype[Any], ...]:
         """Result dtypes, inferred by checking and lowering the tree (one per element of a
         tuple result)."""
-        ir = check_and_lower(self, len(self.shape)).ir
+        with types_only():  # (a collective below stands for its element by its dtypes)
+            ir = check_and_lower(self, len(self.shape)).ir
         return tuple(np.dtype(t.dtype) for t in ir.result_types)
 
     @property

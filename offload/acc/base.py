@@ -25,8 +25,14 @@ import numpy as np
 from offload.backend import Backend
 from offload.delayed import Delayed
 from offload.diagnostics import OffloadError
-from offload.frontend.nodes import ElementLowering, Index, NodePath, lowering_captures_only
-from offload.frontend.values import Val
+from offload.frontend.nodes import (
+    ElementLowering,
+    Index,
+    NodePath,
+    lowering_captures_only,
+    lowering_types_only,
+)
+from offload.frontend.values import TupleVal, Val
 from offload.options import CompileOptions
 
 
@@ -156,6 +162,12 @@ class Collective(Delayed):
         each source of ``sources()`` as an array (or tuple of arrays) in that memory."""
 
     def lower_element(self, lo: ElementLowering, path: NodePath, idx: Index) -> Val:
+        if lowering_types_only():  # (``Delayed.dtypes`` of a tree over this collective)
+            stand_ins = [
+                lo.captured(dt.type(0), (*path, ("dtype", k)))
+                for k, dt in enumerate(self.result_dtypes())
+            ]
+            return stand_ins[0] if len(stand_ins) == 1 else TupleVal(tuple(stand_ins))
         got = self.lower_captures(lo, path, idx) if lowering_captures_only() else None
         if got is None:
             raise OffloadError(

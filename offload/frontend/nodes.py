@@ -50,6 +50,28 @@ def lowering_captures_only() -> bool:
     return _CAPTURES_ONLY.get()
 
 
+_TYPES_ONLY: ContextVar[bool] = ContextVar("offload_types_only", default=False)
+
+
+class types_only:  # (lower case: used as ``with types_only():``)
+    """While active, a collective lowers to a value of its result's dtypes that stands for
+    its element (never computed): the lowering that ``Delayed.dtypes`` makes of a tree
+    whose producers sit over collectives, for its result types alone."""
+
+    __slots__ = ("_token",)
+
+    def __enter__(self) -> None:
+        self._token = _TYPES_ONLY.set(True)
+
+    def __exit__(self, *exc: object) -> None:
+        _TYPES_ONLY.reset(self._token)
+
+
+def lowering_types_only() -> bool:
+    """Whether ``types_only`` is active."""
+    return _TYPES_ONLY.get()
+
+
 @dataclass(frozen=True)
 class NodeFunction:
     """An element function a node holds, as the attribute ``attr`` of the node."""

@@ -38,3 +38,24 @@ def test_a_producers_python_number_has_the_nodes_dtype_in_its_consumer(compute):
     assert both.dtype == want.dtype == np.float64 and both.tolist() == want.tolist()
     folded = compute(ol.fold_all(_plus, np.int8(0), ol.map(_three, i8)))
     assert folded.dtype == np.int64 and folded[()] == 12
+
+
+def _inc(v):
+    return v + 1
+
+
+def _second_down(i):
+    return 2 - i
+
+
+@pytest.mark.parametrize("compute", [ol.compute_s, ol.compute_p])
+def test_skeleton_collectives_build_over_producers_over_collectives(compute):
+    # A scan, filter or permute types its source without computing it: a producer over
+    # another collective is typed with that collective standing for its element.
+    x = np.array([3, -1, 4], np.int32)
+    over = ol.map(_inc, ol.scanl1(_plus, x))  # [4, 3, 7]
+    assert compute(ol.scanl1(_plus, over)).tolist() == [4, 7, 14]
+    assert compute(ol.filter(lambda v: v > 3, over)).tolist() == [4, 7]
+    moved = ol.permute(_plus, np.zeros(3, np.int32), _second_down, over)
+    assert compute(moved).tolist() == [7, 3, 4]
+    assert ol.map(_inc, ol.scanl1(_plus, x)).dtype == np.int32
