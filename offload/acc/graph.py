@@ -174,6 +174,8 @@ class Scheduler:
             return _unzip(tree)
         if isinstance(tree, Leaf) and not isinstance(tree.x, ArrayNode):
             return tree.x
+        if type(tree) is tuple:  # (a tuple source as given: each component computed)
+            return tuple(self.arrays(c, attr) for c in tree)
         if not isinstance(tree, Delayed):
             return tree
         return self.ctx.compute(tree, f"source {attr}")

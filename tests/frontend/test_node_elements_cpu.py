@@ -59,3 +59,27 @@ def test_skeleton_collectives_build_over_producers_over_collectives(compute):
     moved = ol.permute(_plus, np.zeros(3, np.int32), _second_down, over)
     assert compute(moved).tolist() == [7, 3, 4]
     assert ol.map(_inc, ol.scanl1(_plus, x)).dtype == np.int32
+
+
+def _twice(v):
+    return v * 2
+
+
+def _second(p):
+    return p[1]
+
+
+def _pairwise(a, b):
+    return (a[0] + b[0], a[1] + b[1])
+
+
+@pytest.mark.parametrize("compute", [ol.compute_s, ol.compute_p])
+def test_a_tuple_source_with_a_delayed_component_reaches_the_skeleton_computed(compute):
+    x = np.arange(-2, 3, dtype=np.int64)
+    kept, flags = compute(ol.filter(_second, (ol.map(_twice, x), x > 0)))
+    assert kept.tolist() == [2, 4] and flags.tolist() == [True, True]
+    sums, xs = compute(ol.scanl1(_pairwise, (ol.map(_twice, x), x)))
+    assert sums.tolist() == [-4, -6, -6, -4, 0] and xs.tolist() == [-2, -3, -3, -2, 0]
+    zeros = (np.zeros(5, np.int64), np.zeros(5, np.int64))
+    moved = compute(ol.permute(_pairwise, zeros, lambda i: 4 - i, (ol.map(_twice, x), x)))
+    assert [m.tolist() for m in moved] == [[4, 2, 0, -2, -4], [2, 1, 0, -1, -2]]
