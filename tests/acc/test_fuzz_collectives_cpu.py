@@ -30,7 +30,15 @@ from hypothesis import strategies as st
 
 import offload as ol
 from tests.acc.fold_reference import tree_fold
-from tests.acc.interp_cases import add, bitor, matmul2, max_first_nan, same_bits, scan_nodes
+from tests.acc.interp_cases import (
+    add,
+    bitor,
+    matmul2,
+    max_first_nan,
+    same_bits,
+    scan_nodes,
+    scan_rows,
+)
 
 pytestmark = pytest.mark.cpu
 
@@ -390,36 +398,6 @@ def test_fold_seg_validates_its_segments() -> None:
 
 SCAN_FORMS = ["scanl", "scanl1", "scanl_total", "scanr", "scanr1", "scanr_total", "scanl_seg",
               "scanl1_seg"]  # fmt: skip
-
-
-def inclusive(f: Any, xs: list[Any], right: bool) -> list[Any]:
-    """Inclusive scan by a Python loop (a right scan: ``f(x, acc)`` from the end)."""
-    out: list[Any] = []
-    with np.errstate(all="ignore"):
-        for x in reversed(xs) if right else xs:
-            out.append(x if not out else (f(x, out[-1]) if right else f(out[-1], x)))
-    return out[::-1] if right else out
-
-
-def scan_rows(form: str, f: Any, z: Any, row: list[Any], seg: Any) -> list[list[Any]]:
-    """``form`` of one row: the list of outputs (two for the ``_total`` forms)."""
-    if form.endswith("_seg"):
-        out: list[Any] = []
-        s = 0
-        for k in seg:
-            part = row[s : s + k]
-            s += k
-            out += inclusive(f, [z, *part] if form == "scanl_seg" else part, False)
-        return [out]
-    right = form.startswith("scanr")
-    if form in ("scanl1", "scanr1"):
-        return [inclusive(f, row, right)]
-    full = inclusive(f, [*row, z] if right else [z, *row], right)
-    if form == "scanl_total":
-        return [full[:-1], [full[-1]]]
-    if form == "scanr_total":
-        return [full[1:], [full[0]]]
-    return [full]
 
 
 SCANS: dict[str, tuple[Any, Any, tuple[str, ...]]] = {

@@ -46,7 +46,7 @@ from hypothesis import strategies as st
 
 import offload as ol
 from tests.acc.fold_reference import tree_fold
-from tests.acc.interp_cases import add, bitor, max_first_nan, same_bits
+from tests.acc.interp_cases import add, bitor, max_first_nan, same_bits, scan_rows
 
 pytestmark = pytest.mark.cpu
 
@@ -314,36 +314,10 @@ def fold_model(f: Callable[..., Any], z: Any, want: Any) -> Any:
     return pack(vals, shape[:-1], fold_dtypes(f, z, dtypes_of(want)))
 
 
-def inclusive(f: Callable[..., Any], xs: list[Any], right: bool) -> list[Any]:
-    out: list[Any] = []
-    with np.errstate(all="ignore"):
-        for x in reversed(xs) if right else xs:
-            out.append(x if not out else (f(x, out[-1]) if right else f(out[-1], x)))
-    return out[::-1] if right else out
-
-
 def scan_row(form: str, f: Any, z: Any, row: list[Any], seg: Any) -> list[Any]:
-    if form.endswith("_seg"):
-        out: list[Any] = []
-        s = 0
-        for k in seg:
-            part = row[s : s + k]
-            s += k
-            out += inclusive(f, [z, *part] if form == "scanl_seg" else part, False)
-        return out
-    right = form.startswith("scanr")
-    if form in ("scanl1", "scanr1"):
-        return inclusive(f, row, right)
-    full = inclusive(f, [*row, z] if right else [z, *row], right)
-    if form == "scanl_total":
-        return full[:-1]
-    if form == "scanl_total.1":
-        return [full[-1]]
-    if form == "scanr_total":
-        return full[1:]
-    if form == "scanr_total.1":
-        return [full[0]]
-    return full
+    """``form`` of one row (``scanl_total.1``: the total of ``scanl_total``)."""
+    base, _, part = form.partition(".")
+    return scan_rows(base, f, z, row, seg)[int(part) if part else 0]
 
 
 def pad_mode(boundary: str) -> dict[str, Any]:
