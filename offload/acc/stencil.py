@@ -178,9 +178,10 @@ class _Around(ArrayNode):
         offsets: list[int] = []
         for d in idx:
             if not isinstance(d, Scalar) or type(d.const) is not int:
+                zeros = ", 0" * (len(idx) - 1)
                 raise TypeMismatch.at(
                     "stencil offsets must be compile-time integer constants "
-                    "(get(-1, 0), not get(k, 0))",
+                    f"(get(-1{zeros}), not get(k{zeros}))",
                     None,
                     hint="write each neighbour's offset as a literal or a constant expression",
                 )

@@ -87,6 +87,11 @@ class TreeLowering:
         saved_ctx = core.save_context()
         try:
             return self.element(getter.source, getter.path, scalars)
+        except TypeMismatch as err:  # (a source's own check of the read: located here)
+            d = err.diagnostics[0] if len(err.diagnostics) == 1 else None
+            if d is None or d.span is not None or d.notes:
+                raise
+            raise self.core.error(TypeMismatch, d.message, node, hint=d.hint) from None
         finally:
             core.inline_stack = saved_stack
             core.restore_context(saved_ctx)

@@ -1540,3 +1540,17 @@ def test_a_function_that_never_returns_says_so():
     with pytest.raises(TypeMismatch, match="never returns") as info:
         ol.compute_s(3, _spins)
     assert info.value.diagnostics[0].span.line == _spins.__code__.co_firstlineno
+
+
+def _offsets_in_a_loop(get):
+    s = 0.0
+    for k in range(-1, 2):
+        s += get(k)
+    return s
+
+
+def test_a_stencil_offset_known_only_at_run_time_is_located_at_the_read():
+    with pytest.raises(TypeMismatch, match=r"get\(-1\), not get\(k\)") as info:
+        ol.compute_s(ol.stencil(_offsets_in_a_loop, A))
+    span = info.value.diagnostics[0].span
+    assert span.file == FILE and span.text.strip() == "s += get(k)"
