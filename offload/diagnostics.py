@@ -12,6 +12,7 @@ column, end exclusive). ``OffloadError`` renders one or more ``Diagnostic``s as:
 
 from __future__ import annotations
 
+import unicodedata
 from dataclasses import dataclass, field
 
 
@@ -78,7 +79,15 @@ def _caret_lines(span: Span) -> list[str]:
     end = span.end_col if span.end_line == span.line else len(text)
     end = max(end, span.col + 1)
     indent = "    "
-    return [indent + text, indent + " " * span.col + "^" * (end - span.col)]
+    # Under the text, the caret's lead keeps each tab and gives a wide character (CJK) two
+    # columns, as a terminal shows the line above it.
+    lead = "".join("\t" if c == "\t" else " " * _width(c) for c in text[: span.col])
+    marks = "^" * max(1, sum(_width(c) for c in text[span.col : end]))
+    return [indent + text, indent + lead + marks]
+
+
+def _width(c: str) -> int:
+    return 2 if unicodedata.east_asian_width(c) in "WF" else 1
 
 
 class OffloadError(Exception):

@@ -271,3 +271,16 @@ def test_arithmetic_with_an_out_of_range_python_int_stays_a_located_error():
     # Comparisons are exact (NumPy 2), but arithmetic raises OverflowError in NumPy.
     with pytest.raises(TypeMismatch, match="the Python int 300 does not fit uint8"):
         lower(_u8_plus_out_of_range, 1)
+
+
+def test_the_caret_lines_up_under_tabs_and_wide_characters() -> None:
+    from offload.diagnostics import Diagnostic, Span
+
+    tab = Span("f.py", 3, 8, 3, 11, "\treturn {i}")
+    assert Diagnostic("m", tab, "r").render().splitlines()[1:3] == [
+        "    \treturn {i}",
+        "    \t       ^^^",
+    ]
+    wide = Span("f.py", 1, 19, 1, 23, "    日本 = i; return {日本}")
+    lines = Diagnostic("m", wide, "r").render().splitlines()
+    assert lines[2] == "    " + " " * 21 + "^" * 6  # 日本 is two columns each
