@@ -14,6 +14,7 @@ import math
 import operator
 import os.path
 import types
+import unicodedata
 import warnings
 
 import numba
@@ -1057,6 +1058,10 @@ def _assert_clean(text):
     assert "Traceback" not in text, text
 
 
+def _cols(c):
+    return 2 if unicodedata.east_asian_width(c) in "WF" else 1
+
+
 def _assert_located(err, cls, caret, words, fn=None):
     """``err`` is exactly ``cls``, its first diagnostic says ``words`` and points at
     ``caret`` in this file (the line as on disk), rendered as ``file:line:col`` with the
@@ -1075,7 +1080,9 @@ def _assert_located(err, cls, caret, words, fn=None):
     covered = _covered(span)
     assert covered == caret, (covered, text)
     assert f"{FILE}:{span.line}:{span.col + 1}: error: {diag.message}" in text
-    assert f"    {span.text}\n    {' ' * span.col}{'^' * len(covered)}\n" in text + "\n"
+    lead = "".join("\t" if c == "\t" else " " * _cols(c) for c in span.text[: span.col])
+    marks = "^" * sum(_cols(c) for c in covered)  # (a wide character takes two columns)
+    assert f"    {span.text}\n    {lead}{marks}\n" in text + "\n"
     if fn is not None and span.line not in _lines_of(fn):
         calls = [n.span.line for n in diag.notes if n.span is not None and n.span.file == FILE]
         assert any(line in _lines_of(fn) for line in calls), text
