@@ -117,6 +117,13 @@ class OffloadError(Exception):
         return cls(diagnostics=(diag,))
 
 
+def unlocated(err: OffloadError) -> Diagnostic | None:
+    """``err``'s one diagnostic where it has no location at all (no span, no note): the
+    caller that knows where the mistake is may report it there; else ``None``."""
+    d = err.diagnostics[0] if len(err.diagnostics) == 1 else None
+    return d if d is not None and d.span is None and not d.notes else None
+
+
 class UnsupportedSyntax(OffloadError):
     rule = "unsupported-syntax"
 

@@ -34,7 +34,7 @@ from typing import Any
 import numpy as np
 
 from offload.cpu.loopnest import CpuHooks
-from offload.diagnostics import OffloadError, TypeMismatch
+from offload.diagnostics import OffloadError, TypeMismatch, unlocated
 from offload.emit import BaseHooks, emit_body, print_source
 from offload.emit.template import assign, const, expr, name
 from offload.frontend.captures import capture_type_key
@@ -255,9 +255,9 @@ def returns_located(f: Callable[..., Any]) -> Iterator[None]:
     try:
         yield
     except TypeMismatch as err:
-        d = err.diagnostics[0] if len(err.diagnostics) == 1 else None
-        if d is None or d.span is not None or d.notes:
-            raise  # (located already, or by a note: a call's arity points at the def)
+        d = unlocated(err)  # (one located already, or by a note, stays as it is)
+        if d is None:
+            raise
         raise result_error(f, d.message, d.hint) from None
 
 

@@ -18,7 +18,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from offload.diagnostics import TypeMismatch
+from offload.diagnostics import TypeMismatch, unlocated
 from offload.frontend.arith import Arith
 from offload.frontend.captures import is_array
 from offload.frontend.core import LoweringCore
@@ -88,8 +88,8 @@ class TreeLowering:
         try:
             return self.element(getter.source, getter.path, scalars)
         except TypeMismatch as err:  # (a source's own check of the read: located here)
-            d = err.diagnostics[0] if len(err.diagnostics) == 1 else None
-            if d is None or d.span is not None or d.notes:
+            d = unlocated(err)
+            if d is None:
                 raise
             raise self.core.error(TypeMismatch, d.message, node, hint=d.hint) from None
         finally:
