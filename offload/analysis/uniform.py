@@ -20,6 +20,8 @@ The analysis is a forward fixpoint over sets of index-parameter numbers:
 
 from __future__ import annotations
 
+from collections.abc import Collection
+
 from offload.ir.cfg import predecessors
 from offload.ir.core import Block, Branch, Function, Jump, Value
 
@@ -27,9 +29,11 @@ Deps = frozenset[int]
 NONE: Deps = frozenset()
 
 
-def thread_dependence(fn: Function) -> dict[Value, Deps]:
+def thread_dependence(fn: Function, agreed: Collection[Value] = ()) -> dict[Value, Deps]:
     """For every scalar value of ``fn``, the index axes it may depend on (of a blocked
-    function: the axes of its index parameters)."""
+    function: the axes of its index parameters). Branches on the conditions ``agreed`` are
+    known to be taken alike (a checked jam tests it at run time): they add no control
+    dependence."""
     deps: dict[Value, Deps] = {}
     for block in fn.blocks:  # every value gets an entry, uniform ones too
         deps.update((a, NONE) for a in block.args)
@@ -47,7 +51,9 @@ def thread_dependence(fn: Function) -> dict[Value, Deps]:
         for target, args in edges:
             for param, arg in zip(target.args, args, strict=True):
                 incoming.setdefault(param, []).append(arg)
-    conds = _conditions_reaching(fn)
+    conds = {
+        b: [c for c in cs if c not in agreed] for b, cs in _conditions_reaching(fn).items()
+    }
 
     def of(v: Value) -> Deps:
         return deps.get(v, NONE)

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from math import prod
 from typing import Any, Protocol
 
 from offload.ir.core import Function
@@ -56,7 +57,8 @@ class FillGuard:
 @dataclass(frozen=True)
 class WalkGuard:
     """Admits a launch of a walking kernel (``offload.ptx.passes.walk``: ``factor``
-    neighbouring rows a thread) whose rows are at least ``factor`` (its mapping needs them)
+    neighbouring indices of axis 0 a thread) whose axis 0 is at least ``factor`` long (its
+    mapping needs them)
     and, with ``min_threads``, whose threads number at least that (fewer would leave SMs
     idle: the plain kernel has ``factor`` times the threads)."""
 
@@ -65,7 +67,7 @@ class WalkGuard:
 
     def __call__(self, shape: tuple[int, ...], captures: Sequence[Any]) -> bool:
         rows = shape[0]
-        return rows >= self.factor and -(-rows // self.factor) * shape[1] >= self.min_threads
+        return rows >= self.factor and -(-rows // self.factor) * prod(shape[1:]) >= self.min_threads
 
 
 WALK_THREADS_PER_SM = 512

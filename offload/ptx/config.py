@@ -99,11 +99,11 @@ def launch_config(
 
 def walked(shape: tuple[int, ...], blocking: tuple[int, ...]) -> tuple[int, ...]:
     """The index space a kernel's threads cover: ``shape`` itself, or for a walking kernel
-    (``offload.ptx.passes.walk``: ``blocking[0]`` rows a thread, untiled) its groups of
-    rows by its columns."""
-    if not blocking or len(shape) != 2:
+    (``offload.ptx.passes.walk``: ``blocking[0]`` indices of axis 0 a thread, untiled) its
+    groups along axis 0 by the other axes."""
+    if not blocking or len(shape) not in (2, 3):
         return shape
-    return (-(-shape[0] // blocking[0]), shape[1])
+    return (-(-shape[0] // blocking[0]), *shape[1:])
 
 
 def _pow2(n: int) -> int:

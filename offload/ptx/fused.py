@@ -111,7 +111,8 @@ def fused_launcher(  # noqa: PLR0917  (the backend's state, passed once per memo
     if walk is not None:
         checks.append(f"shape[0] >= {walk.factor}")
         if walk.min_threads:
-            checks.append(f"-(-shape[0] // {walk.factor}) * shape[1] >= {walk.min_threads}")
+            rest = "".join(f" * shape[{a}]" for a in range(1, first.source.rank))
+            checks.append(f"-(-shape[0] // {walk.factor}){rest} >= {walk.min_threads}")
     if guard is not None:
         checks += guard.terms(
             extent=lambda k, a: f"sh{k}[{a}]",

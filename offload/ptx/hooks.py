@@ -14,6 +14,7 @@ its extent / element stride along axis ``a``, ``olerr`` the bounds-fault record;
 from __future__ import annotations
 
 import ast
+import itertools
 from collections.abc import Sequence
 
 from offload.diagnostics import Span
@@ -198,19 +199,29 @@ class PointerHooks(BaseHooks):
         ]
 
     def _blocked_ret(self, values: list[ast.expr]) -> list[ast.stmt]:
-        """Copy ``(a, b)``'s results at its own linear index, if it is inside the space."""
-        f0, f1 = self.fn.blocking  # blocked kernels are rank-2 tiled ones
+        """Each copy's results at its own linear index: in a tiled kernel, if it is inside
+        the space (a walking kernel's copies always are)."""
+        blocking = self.fn.blocking
         n = len(self.fn.result_types)
         out: list[ast.stmt] = []
-        for c, (a, b) in enumerate((a, b) for a in range(f0) for b in range(f1)):
-            at = expr(
-                f"np.int{self.index_bits}(i * n + j)",
-                i=name(copy_index_var(0, a)),
-                n=name(extent_param(1)),
-                j=name(copy_index_var(1, b)),
-            )
+        copies = itertools.product(*(range(f) for f in blocking))
+        for c, copy in enumerate(copies):
+            at: ast.expr = name(copy_index_var(0, copy[0]))
+            for axis in range(1, len(blocking)):
+                at = expr(
+                    "i * n + j",
+                    i=at,
+                    n=name(extent_param(axis)),
+                    j=name(copy_index_var(axis, copy[axis])),
+                )
+            at = expr(f"np.int{self.index_bits}(i)", i=at)
+            stores = self._stores(values[c * n : (c + 1) * n], at)
+            if not self.tiled:
+                out += stores
+                continue
+            a, b = copy
             test = expr("p and q", p=name(copy_inside(0, a)), q=name(copy_inside(1, b)))
-            out.append(ast.If(test, self._stores(values[c * n : (c + 1) * n], at), []))
+            out.append(ast.If(test, stores, []))
         return out
 
     def lane(self, axis: int) -> ast.expr:

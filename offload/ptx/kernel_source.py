@@ -222,39 +222,50 @@ def _tiled_skeleton(name: str, params: list[Param], fn: Function, tile: int, bit
 
 
 def _walk_skeleton(name: str, params: list[Param], fn: Function, bits: int) -> str:
-    """The thread mapping of a walking kernel (``offload.ptx.passes.walk``, rank 2): the
-    grid's x dimension walks the columns, its y dimension groups of ``f`` rows; copy ``c``
-    of a thread is row ``r + c`` of its column, ``r = min(group * f, rows - f)``, so every
-    copy is inside the space (the launch guard makes ``rows >= f``; the last group overlaps
-    the one before it and stores the same values again)."""
+    """The thread mapping of a walking kernel (``offload.ptx.passes.walk``, rank 2 or 3):
+    the grid's x dimension walks the last axis, the next dimension groups of ``f`` indices
+    of axis 0 (rank 3: y walks axis 1 and z the groups); copy ``c`` of a thread is index
+    ``r + c`` of axis 0, ``r = min(group * f, n0 - f)``, so every copy is inside the space
+    (the launch guard makes ``n0 >= f``; the last group overlaps the one before it and
+    stores the same values again)."""
     t = f"np.int{bits}"
-    f0, f1 = fn.blocking
-    assert f1 == 1, "a walking kernel blocks rows only"
-    e0, e1 = h.extent_param(0), h.extent_param(1)
-    row, col = h.index_var(0), h.index_var(1)
-    i8, i12 = " " * 8, " " * 12
+    f0 = fn.blocking[0]
+    rank = fn.rank
+    assert rank in (2, 3) and fn.blocking[1:] == (1,) * (rank - 1), "a walk blocks axis 0"
+    ext = [h.extent_param(k) for k in range(rank)]
+    idx = [h.index_var(k) for k in range(rank)]
+    groups = "z" if rank == 3 else "y"
+
+    def thread(axis: str) -> list[str]:
+        return [
+            f"    t{axis} = {t}({t}(cuda.threadIdx.{axis}) + {t}(cuda.blockIdx.{axis})"
+            f" * {t}(cuda.blockDim.{axis}))",
+            f"    s{axis} = {t}({t}(cuda.blockDim.{axis}) * {t}(cuda.gridDim.{axis}))",
+        ]
+
     lines = [
         f"def {name}({', '.join(p.name for p in params)}):",
-        f"    tx = {t}({t}(cuda.threadIdx.x) + {t}(cuda.blockIdx.x) * {t}(cuda.blockDim.x))",
-        f"    sx = {t}({t}(cuda.blockDim.x) * {t}(cuda.gridDim.x))",
-        f"    ty = {t}({t}(cuda.threadIdx.y) + {t}(cuda.blockIdx.y) * {t}(cuda.blockDim.y))",
-        f"    sy = {t}({t}(cuda.blockDim.y) * {t}(cuda.gridDim.y))",
-        f"    nrows = {t}({e0})",
-        f"    nlast = {t}({e1})",
-        f"    ngroups = {t}((nrows + {t}({f0 - 1})) // {t}({f0}))",
-        "    group = ty",
+        *thread("x"),
+        *thread(groups),
+        *(thread("y") if rank == 3 else []),
+        f"    n0 = {t}({ext[0]})",
+        f"    ngroups = {t}((n0 + {t}({f0 - 1})) // {t}({f0}))",
+        f"    group = t{groups}",
         "    while group < ngroups:",
-        f"{i8}{row} = {t}(min({t}(group * {t}({f0})), {t}(nrows - {t}({f0}))))",
-        *(f"{i8}{h.copy_index_var(0, c)} = {t}({row} + {t}({c}))" for c in range(1, f0)),
-        *(f"{i8}{h.copy_inside(0, c)} = True" for c in range(f0)),
-        f"{i8}{h.copy_inside(1, 0)} = True",
-        f"{i8}{col} = tx",
-        f"{i8}while {col} < nlast:",
-        f"{i12}{h.LINEAR} = {t}({row} * nlast + {col})",
-        f"{i12}{BODY_MARKER}",
-        f"{i12}{col} = {t}({col} + sx)",
-        f"{i8}group = {t}(group + sy)",
+        f"        {idx[0]} = {t}(min({t}(group * {t}({f0})), {t}(n0 - {t}({f0}))))",
+        *(f"        {h.copy_index_var(0, c)} = {t}({idx[0]} + {t}({c}))" for c in range(1, f0)),
     ]
+    pad = "        "
+    linear = idx[0]
+    for axis, dim in zip(range(1, rank), ("y", "x")[3 - rank :], strict=True):
+        linear = f"{t}({linear} * {t}({ext[axis]}) + {idx[axis]})"
+        lines += [f"{pad}{idx[axis]} = t{dim}", f"{pad}while {idx[axis]} < {t}({ext[axis]}):"]
+        pad += "    "
+    lines += [f"{pad}{h.LINEAR} = {linear}", f"{pad}{BODY_MARKER}"]
+    for axis, dim in reversed(list(zip(range(1, rank), ("y", "x")[3 - rank :], strict=True))):
+        lines.append(f"{pad}{idx[axis]} = {t}({idx[axis]} + s{dim})")
+        pad = pad[:-4]
+    lines.append(f"        group = {t}(group + s{groups})")
     return "\n".join(lines) + "\n"
 
 
@@ -328,8 +339,8 @@ def build_kernel_source(
     name = kernel_name(fn)
     tile = tile_of(fn)
     if fn.blocking and tile is None:  # a walking kernel (``offload.ptx.passes.walk``)
-        if fn.rank != 2 or fn.blocking[1] != 1:
-            raise ValueError("an untiled blocked kernel must walk the rows of a rank-2 space")
+        if fn.rank not in (2, 3) or any(f != 1 for f in fn.blocking[1:]):
+            raise ValueError("an untiled blocked kernel must walk axis 0 of a rank-2 or 3 space")
         tree = ast.parse(_walk_skeleton(name, params, fn, index_bits))
     elif tile is not None and fn.rank == 1:
         tree = ast.parse(_line_skeleton(name, params, fn, tile, index_bits))

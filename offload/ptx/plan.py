@@ -17,7 +17,8 @@ launch time (``offload.ptx.choice``), each with the guard that admits it:
   with nothing to stage, ``walk`` (each thread computes ``walk`` neighbouring rows, so a
   stencil's reads of neighbouring rows are made once: ``offload.ptx.passes.walk``),
   admitted where the rows are at least ``walk`` and its threads fill the SMs; then the
-  plain kernel. A rank-1 kernel stages its rolled loop in lines. A variant whose pipeline
+  plain kernel. A rank-3 kernel walks axis 0 (its planes) likewise, or is plain. A rank-1
+  kernel stages its rolled loop in lines. A variant whose pipeline
   does not apply (the jam would carry too many registers, there is no loop to stage) is
   dropped.
 
@@ -105,6 +106,7 @@ def _shapes(
             *(walking if walk > 1 else []),
             ShapeVariant("plain", ""),
         ),
+        3: (*(walking if walk > 1 else []), ShapeVariant("plain", "")),
     }
 
 

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import offload as ol
-from tests.corpus.walking import cases
+from tests.corpus.walking import cases, cases3
 
 pytestmark = pytest.mark.gpu
 
@@ -33,4 +33,17 @@ def test_compute_g_matches_compute_s_bit_for_bit(name: str, shape: tuple[int, in
 def test_explain_names_the_walking_kernel():
     case = cases(2048, 2048)[0]
     text = ol.explain(case.fn, (2048, 2048), target="gpu", file=io.StringIO())
+    assert "walk4" in text
+
+
+@pytest.mark.parametrize("shape", [(162, 258, 258), (37, 130, 67), (3, 64, 64)])
+@pytest.mark.parametrize("name", [c.name for c in cases3(1, 1, 1)])
+def test_rank_3_matches_compute_s_bit_for_bit(name: str, shape: tuple[int, int, int]):
+    case = {c.name: c for c in cases3(*shape)}[name]
+    _same(ol.compute_g(shape, case.fn), ol.compute_s(shape, case.fn))
+
+
+def test_explain_names_the_walking_rank_3_kernel():
+    case = cases3(160, 256, 256)[0]
+    text = ol.explain(case.fn, (160, 256, 256), target="gpu", file=io.StringIO())
     assert "walk4" in text

@@ -230,3 +230,75 @@ def test_a_blocked_function_keeps_the_prologue_of_hoisted_work():
     out = _jammed(ir, (2, 2))
     assert out.prologue is not None
     _check_copies(ir, out, (2, 2), ((0, 3), (1, 4)), caps)
+
+
+@settings(max_examples=60, deadline=None)
+@given(programs(), st.data())
+def test_random_programs_keep_every_copys_values_checked(case, data):
+    # The checked jam follows copy 0's path while every branch finds the copies agreeing,
+    # else starts the fallback: any copy indices (not only neighbours) give each its own.
+    fn, shape, caps = case
+    ir = run_pipeline(fn, CompileOptions(verify=True))
+    factors = (data.draw(st.integers(2, 4)),) + (1,) * (len(shape) - 1)
+    out = JamIndex(factors, checked=True).run(ir)
+    verify(out)
+    if not out.blocking:
+        return
+    picks = [
+        tuple(data.draw(st.integers(0, n - 1)) for _ in range(f)) for n, f in zip(shape, factors)
+    ]
+    _check_copies(ir, out, factors, picks, caps)
+
+
+def _halo(i, j):
+    n = _HOIST_B.shape[0]
+    if i == 0 or i >= n - 1:
+        return 0.0
+    return _HOIST_B[i - 1, j] + _HOIST_B[i + 1, j]
+
+
+def _parity(i, j):
+    if i % 2 == 0:
+        t = 0.0
+        for k in range(j):
+            t += _HOIST_B[i, k]
+        return t
+    return _HOIST_B[i, j]
+
+
+def test_a_checked_jam_takes_boundary_tests_only():
+    ir, caps = _lowered(_halo)
+    assert not JamIndex((2, 1)).run(ir).blocking
+    out = _jammed_checked(ir)
+    # Copies that agree (rows 1, 2) and copies that part (rows 0, 1; 3, 2): each its own.
+    for picks in ([(1, 2), (3,)], [(0, 1), (2,)], [(3, 2), (4,)], [(0, 3), (0,)]):
+        _check_copies(ir, out, (2, 1), picks, caps)
+    parity, _ = _lowered(_parity)
+    assert not JamIndex((2, 1), checked=True).run(parity).blocking
+
+
+def _interior(i, j):
+    if 2 * i - 1 > 1 and -i + 3 < j:
+        t = 0.0
+        for k in range(j):  # a loop on the other axis, in an arm of the checked branch
+            t += _HOIST_B[i, k]
+        return t
+    return _HOIST_B[i, j]
+
+
+def test_a_loop_under_a_checked_branch_is_not_checked_again():
+    # The loop's condition depends on the row only through the checked branch: the copies
+    # agree there, so the counter is one value, not one per copy.
+    ir, caps = _lowered(_interior)
+    out = _jammed_checked(ir)
+    checks = [b for b in out.blocks if b.hint == "agree"]
+    assert len(checks) == 1
+    for picks in ([(1, 2), (3,)], [(2, 3), (1,)], [(3, 2), (0,)]):
+        _check_copies(ir, out, (2, 1), picks, caps)
+
+
+def _jammed_checked(ir: Function) -> Function:
+    out = JamIndex((2, 1), checked=True).run(ir)
+    verify(out)
+    assert out.blocking == (2, 1)
+    return out

@@ -1,7 +1,8 @@
-"""Walking kernels (``offload.ptx.passes.walk``: a thread computes neighbouring rows) under
-the simulator: every copy of a thread at its own row, the last group shifted back into the
-space (rows not a multiple of the group), fewer rows than a group (the plain kernel), and
-a function the walk must leave alone -- each exactly what one CPU thread gives."""
+"""Walking kernels (``offload.ptx.passes.walk``: a thread computes neighbouring rows, or
+planes) under the simulator: every copy of a thread at its own row, the last group shifted
+back into the space (rows not a multiple of the group), fewer rows than a group (the plain
+kernel), boundary tests on the row (groups where the rows part take the fallback), and
+functions the walk must leave alone -- each exactly what one CPU thread gives."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from offload.lowering import check_and_lower
 from offload.opt.manager import run_pipeline
 from offload.options import CompileOptions
 from offload.ptx.plan import SIM_PLAN
-from tests.corpus.walking import WalkCase, cases
+from tests.corpus.walking import WalkCase, cases, cases3
 from tests.ptx.variants import kernel_ir
 
 pytestmark = pytest.mark.sim
@@ -36,6 +37,19 @@ def test_compute_g_matches_compute_s_bit_for_bit(case: WalkCase, shape: tuple[in
     ir = run_pipeline(check_and_lower(made.fn, 2).ir, CompileOptions())
     walked = kernel_ir(ir, CompileOptions(), 32, simulator=True)
     assert walked.blocking == ((WALK, 1) if case.walks else ())
+    _same(ol.compute_g(shape, made.fn), ol.compute_s(shape, made.fn))
+
+
+@pytest.mark.parametrize(
+    "shape", [(WALK + 4, 4, 5), (2 * WALK, 3, 6), (WALK, 5, 3), (WALK - 1, 4, 4), (WALK + 2, 1, 1)]
+)
+@pytest.mark.parametrize("case", cases3(1, 1, 1), ids=repr)
+def test_rank_3_walks_its_planes_bit_for_bit(case: WalkCase, shape: tuple[int, int, int]):
+    # The halo's first and last groups take the fallback; the others the checked walk.
+    made = {c.name: c for c in cases3(*shape)}[case.name]
+    ir = run_pipeline(check_and_lower(made.fn, 3).ir, CompileOptions())
+    walked = kernel_ir(ir, CompileOptions(), 32, simulator=True)
+    assert walked.blocking == ((WALK, 1, 1) if case.walks else ())
     _same(ol.compute_g(shape, made.fn), ol.compute_s(shape, made.fn))
 
 

@@ -55,8 +55,9 @@ MAX_UNROLLED_OPS = 1500
 
 @dataclass(frozen=True)
 class WalkRows(JamIndex):
-    """Block a rank-2 ``fn`` by ``factor`` adjacent rows (see above); any other function
-    comes back unchanged (``applied`` says whether it was blocked)."""
+    """Block a rank-2 or rank-3 ``fn`` by ``factor`` adjacent indices along axis 0 (see
+    above); any other function comes back unchanged (``applied`` says whether it was
+    blocked)."""
 
     name = "walk"
     factor: int = 4
@@ -67,10 +68,13 @@ class WalkRows(JamIndex):
         return not options.bounds_check
 
     def rewrite(self, fn: Function) -> Function:
-        if fn.rank != 2 or fn.n_index != 2 or self.factor < 2:
+        if fn.rank not in (2, 3) or fn.n_index != fn.rank or self.factor < 2:
             return fn
         unroll_windows(fn)
-        return JamIndex(factors=(self.factor, 1), max_carried=self.max_carried).rewrite(fn)
+        factors = (self.factor,) + (1,) * (fn.rank - 1)
+        small = sum(len(b.ops) for b in fn.blocks) <= MAX_UNROLLED_OPS  # a fallback's size
+        jam = JamIndex(factors=factors, max_carried=self.max_carried, checked=small)
+        return jam.rewrite(fn)
 
 
 def unroll_windows(fn: Function) -> bool:
