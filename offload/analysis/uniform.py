@@ -51,9 +51,7 @@ def thread_dependence(fn: Function, agreed: Collection[Value] = ()) -> dict[Valu
         for target, args in edges:
             for param, arg in zip(target.args, args, strict=True):
                 incoming.setdefault(param, []).append(arg)
-    conds = {
-        b: [c for c in cs if c not in agreed] for b, cs in _conditions_reaching(fn).items()
-    }
+    conds = {b: [c for c in cs if c not in agreed] for b, cs in _conditions_reaching(fn).items()}
 
     def of(v: Value) -> Deps:
         return deps.get(v, NONE)
