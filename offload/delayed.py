@@ -29,6 +29,7 @@ from offload.frontend.nodes import (
     NodePath,
     types_only,
 )
+from offload.frontend.operators import plain
 from offload.frontend.values import Val
 from offload.lowering import check_and_lower
 
@@ -210,7 +211,7 @@ def from_function(shape: tuple[int, ...] | int, fn: Callable[..., Any]) -> FromF
 def map(fn: Callable[..., Any], x: Source) -> Map:  # the Repa name (shadows the builtin here)
     """Apply ``fn`` to every element of ``x``."""
     _shape(x)
-    return Map(fn, x)
+    return Map(plain(fn), x)
 
 
 def zip_with(fn: Callable[..., Any], x: Source, y: Source) -> ZipWith:
@@ -218,7 +219,7 @@ def zip_with(fn: Callable[..., Any], x: Source, y: Source) -> ZipWith:
     sx, sy = _shape(x), _shape(y)
     if len(sx) != len(sy):
         raise OffloadError(f"zip_with of arrays of rank {len(sx)} and {len(sy)}")
-    return ZipWith(fn, x, y)
+    return ZipWith(plain(fn), x, y)
 
 
 def backpermute(shape: tuple[int, ...] | int, ix_fn: Callable[..., Any], x: Source) -> Backpermute:

@@ -49,6 +49,7 @@ from offload.acc.skeletons.permute_src import (
     place_kernel,
 )
 from offload.frontend.nodes import NodeFunction
+from offload.frontend.operators import plain
 
 Dt = np.dtype[Any]
 I64 = np.dtype(np.int64)
@@ -156,4 +157,4 @@ def _compact_cpu(target: str, pred_src: str, xs: list[Any], caps: list[Any]) -> 
 
 def filter(pred: Callable[..., Any], a: Any) -> Filter:
     """The elements of the vector ``a`` where ``pred(a[i])`` holds, in order."""
-    return Filter(pred, a)
+    return Filter(plain(pred), a)

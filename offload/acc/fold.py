@@ -32,6 +32,7 @@ from offload.acc.skeletons.operands import python_ints_fit
 from offload.acc.values import items_key, lower_items, shape_of, to_items
 from offload.delayed import Delayed, reshape
 from offload.frontend.nodes import ElementLowering, Index, NodeFunction, NodePath
+from offload.frontend.operators import plain
 from offload.frontend.values import Scalar, TupleVal, Val
 from offload.runtime.memory import use
 
@@ -380,9 +381,11 @@ class SegPartials(Delayed):
         return _fold_loop(lo, self.f, (*path, ("attr", "f")), z, read, first, stop, lanes)
 
 
-def _check_f(f: Any) -> None:
+def _check_f(f: Any) -> Any:
+    """``f`` as a node holds it (a known built-in as its plain function)."""
     if not callable(f):
         raise TypeError(f"the combining function must be callable, not {type(f).__name__}")
+    return plain(f)
 
 
 def fold(f: Callable[..., Any], z: Any, a: Any) -> Fold:
@@ -390,7 +393,7 @@ def fold(f: Callable[..., Any], z: Any, a: Any) -> Fold:
     element ``z``: rank ``r`` -> ``r - 1`` (an empty axis gives ``z``). ``a`` is an
     array, a delayed array or a tuple of them (then ``f`` combines tuples and ``z`` is a
     tuple); the result's dtype is what ``acc = z; acc = f(acc, x)...`` gives in Python."""
-    _check_f(f)
+    f = _check_f(f)
     a = as_source(a)
     shape = shape_of(a)
     if not shape:
@@ -403,7 +406,7 @@ def fold(f: Callable[..., Any], z: Any, a: Any) -> Fold:
 def fold1(f: Callable[..., Any], a: Any) -> Fold:
     """``fold`` without a neutral element: each row starts from its first element;
     ``ValueError`` for an empty innermost axis."""
-    _check_f(f)
+    f = _check_f(f)
     a = as_source(a)
     shape = shape_of(a)
     if not shape:
@@ -416,7 +419,7 @@ def fold1(f: Callable[..., Any], a: Any) -> Fold:
 def fold_all(f: Callable[..., Any], z: Any, a: Any) -> Fold:
     """Reduce every element of ``a`` (row-major order) with ``f`` from ``z``: a 0-d
     array (a tuple of them for tuples)."""
-    _check_f(f)
+    f = _check_f(f)
     a = as_source(a)
     shape = shape_of(a)
     n = math.prod(shape)
@@ -440,7 +443,7 @@ def fold_seg(f: Callable[..., Any], z: Any, a: Any, seg: Any) -> FoldSeg:
     segment lengths (non-negative, summing to the axis length); segment ``s`` of each row
     folds its elements from ``z`` (an empty segment gives ``z``). Rank ``r`` -> ``r`` with
     an innermost extent of ``len(seg)``."""
-    _check_f(f)
+    f = _check_f(f)
     a = as_source(a)
     shape = shape_of(a)
     if not shape:

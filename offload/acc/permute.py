@@ -84,6 +84,7 @@ from offload.acc.skeletons.permute_src import (
 )
 from offload.diagnostics import KernelFault, TypeMismatch
 from offload.frontend.nodes import ElementLowering, Index, NodeFunction, NodePath
+from offload.frontend.operators import plain
 from offload.frontend.values import TupleVal, Val
 from offload.ir.core import Return
 from offload.ir.ops import Opcode
@@ -437,7 +438,7 @@ def _by_destination(xp: Any, dst: Any, dests: int) -> Any:
 
 def permute(f: Callable[..., Any], defaults: Any, ix: Callable[..., Any], a: Any) -> Permute:
     """Forward permutation of ``a`` into a copy of ``defaults`` (module docstring)."""
-    return Permute(f, defaults, ix, a)
+    return Permute(plain(f), defaults, ix, a)
 
 
 @dataclass(frozen=True, eq=False)

@@ -56,6 +56,7 @@ from offload.acc.skeletons.operands import (
 )
 from offload.acc.skeletons.segments import segment_layout
 from offload.frontend.nodes import ElementLowering, Index, NodeFunction, NodePath
+from offload.frontend.operators import plain
 from offload.frontend.values import TupleVal, Val
 
 Dt = np.dtype[Any]
@@ -282,42 +283,42 @@ class Part(Collective):
 
 def scanl(f: Callable[..., Any], z: object, a: Any) -> Scan:
     """Exclusive left scan with neutral ``z``, length n + 1 (module docstring)."""
-    return Scan(f, z, a, name="scanl")
+    return Scan(plain(f), z, a, name="scanl")
 
 
 def scanl1(f: Callable[..., Any], a: Any) -> Scan:
     """Inclusive left scan, length n."""
-    return Scan(f, None, a, name="scanl1")
+    return Scan(plain(f), None, a, name="scanl1")
 
 
 def scanl_total(f: Callable[..., Any], z: object, a: Any) -> tuple[Part, Part]:
     """(exclusive left scan of length n, the total): Accelerate's ``scanl'``."""
-    whole = Scan(f, z, a, total=True, name="scanl_total")
+    whole = Scan(plain(f), z, a, total=True, name="scanl_total")
     return Part(whole, 0), Part(whole, 1)
 
 
 def scanr(f: Callable[..., Any], z: object, a: Any) -> Scan:
     """Exclusive right scan with neutral ``z``, length n + 1 (``z`` last)."""
-    return Scan(f, z, a, right=True, name="scanr")
+    return Scan(plain(f), z, a, right=True, name="scanr")
 
 
 def scanr1(f: Callable[..., Any], a: Any) -> Scan:
     """Inclusive right scan, length n."""
-    return Scan(f, None, a, right=True, name="scanr1")
+    return Scan(plain(f), None, a, right=True, name="scanr1")
 
 
 def scanr_total(f: Callable[..., Any], z: object, a: Any) -> tuple[Part, Part]:
     """(exclusive right scan of length n, the total): Accelerate's ``scanr'``."""
-    whole = Scan(f, z, a, right=True, total=True, name="scanr_total")
+    whole = Scan(plain(f), z, a, right=True, total=True, name="scanr_total")
     return Part(whole, 0), Part(whole, 1)
 
 
 def scanl_seg(f: Callable[..., Any], z: object, a: Any, seg: Any) -> Scan:
     """``scanl`` of each segment of the innermost axis (lengths ``seg``, summing to n):
     length n + len(seg)."""
-    return Scan(f, z, a, seg=seg, name="scanl_seg")
+    return Scan(plain(f), z, a, seg=seg, name="scanl_seg")
 
 
 def scanl1_seg(f: Callable[..., Any], a: Any, seg: Any) -> Scan:
     """``scanl1`` of each segment of the innermost axis: length n."""
-    return Scan(f, None, a, seg=seg, name="scanl1_seg")
+    return Scan(plain(f), None, a, seg=seg, name="scanl1_seg")
