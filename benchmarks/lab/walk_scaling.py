@@ -3,8 +3,11 @@ on large rank-2 functions (no GPU: offload's own passes, not NVVM).
 
     python -m benchmarks.lab.walk_scaling [--sizes 10,100,300,1000]
 
-Two shapes of ``n`` lines: straight-line reads of neighbouring rows, and ``n / 3`` window
-loops of 5 taps each (the loops the walk unrolls, up to ``walk.MAX_UNROLLED_OPS``).
+Three shapes of ``n`` lines: straight-line reads of neighbouring rows, ``n / 3`` window
+loops of 5 taps each (the loops the walk unrolls, up to ``walk.MAX_UNROLLED_OPS``), and
+``n / 4`` branches on boundary tests of the row (the checked walk: each branch checked,
+and a fallback of four copies of the function, while it has at most
+``walk.MAX_UNROLLED_OPS`` ops).
 """
 
 from __future__ import annotations
@@ -30,6 +33,14 @@ def _source(n: int, shape: str) -> str:
         lines += [
             f"    s += X[min(i + {k % 7}, h - 1), j] * np.float32({k % 5 + 1})" for k in range(n)
         ]
+    elif shape == "halo":
+        for k in range(max(1, n // 4)):
+            lines += [
+                f"    if i > {k % 4} and i < h - {k % 3 + 1}:",
+                f"        s += X[i - 1, j] * np.float32({k % 5 + 1})",
+                "    else:",
+                "        s -= X[i, j]",
+            ]
     else:
         for k in range(max(1, n // 3)):
             lines += [
@@ -53,7 +64,7 @@ def main() -> None:
     walk = next(s for name, s in shapes.items() if name.startswith("walk"))
     tmp = Path(tempfile.mkdtemp())
     sys.path.insert(0, str(tmp))
-    for shape in ("straight", "loops"):
+    for shape in ("straight", "loops", "halo"):
         for n in (int(s) for s in args.sizes.split(",")):
             name = f"walk_scaling_{shape}_{n}"
             (tmp / f"{name}.py").write_text(_source(n, shape))
