@@ -30,7 +30,7 @@ def clone_function(fn: Function) -> Function:
             Op(op.opcode, [v(x) for x in op.operands], vmap[op.result], dict(op.attrs), op.span)
             for op in block.ops
         ]
-        new.terminator = _clone_terminator(block.terminator, v, bmap)
+        new.terminator = clone_terminator(block.terminator, v, bmap)
     return Function(
         fn.name,
         [bmap[b] for b in fn.blocks],
@@ -43,9 +43,10 @@ def clone_function(fn: Function) -> Function:
     )
 
 
-def _clone_terminator(
+def clone_terminator(
     term: Terminator | None, v: Callable[[Value], Value], bmap: dict[Block, Block]
 ) -> Terminator | None:
+    """``term`` with its values mapped by ``v`` and its targets by ``bmap``."""
     if isinstance(term, Jump):
         return Jump(bmap[term.target], [v(a) for a in term.args], term.span)
     if isinstance(term, Branch):

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from offload.ir.core import Block, Branch, Function, Jump, Op, Return, Value
+from offload.ir.clone import clone_terminator
+from offload.ir.core import Block, Function, Jump, Op, Return, Value
 
 
 def sequential(
@@ -58,19 +59,8 @@ def _copy(fn: Function, params: list[Value], start: Block, then: Block) -> list[
             for op in block.ops
         ]
         t = block.terminator
-        if isinstance(t, Jump):
-            new.terminator = Jump(bmap[t.target], [v(a) for a in t.args], t.span)
-        elif isinstance(t, Branch):
-            new.terminator = Branch(
-                v(t.cond),
-                bmap[t.then_target],
-                [v(a) for a in t.then_args],
-                bmap[t.else_target],
-                [v(a) for a in t.else_args],
-                t.span,
-                t.uniform,
-            )
-        else:
-            assert isinstance(t, Return)
+        if isinstance(t, Return):
             new.terminator = Jump(then, [v(a) for a in t.values], t.span)
+        else:
+            new.terminator = clone_terminator(t, v, bmap)
     return [bmap[b] for b in fn.blocks]
