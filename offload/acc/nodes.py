@@ -17,8 +17,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from offload.acc.values import Item, items_key, lower_items, shape_of, to_items
 from offload.delayed import Delayed, FromFunction, from_function
+from offload.diagnostics import OffloadError
 from offload.frontend.nodes import ElementLowering, Index, NodeFunction, NodePath
 from offload.frontend.values import TupleVal, Val
 
@@ -106,6 +109,14 @@ def as_source(a: Any, what: str = "the array") -> Any:
     if isinstance(a, tuple | list):
         if not a:
             raise TypeError(f"{what} cannot be an empty tuple")
+        numbers = [x for x in a if isinstance(x, int | float | complex | np.generic)]
+        if numbers:
+            kind = type(a).__name__
+            raise OffloadError(
+                f"{what} is a {kind} holding {type(numbers[0]).__name__} values: a collective "
+                "reads arrays or delayed arrays (a tuple of them is a struct of arrays); "
+                f"convert the {kind} with np.asarray first"
+            )
         shapes = {shape_of(x) for x in a}
         if len(shapes) != 1:
             raise ValueError(f"the arrays of a tuple must have one shape, got {sorted(shapes)}")

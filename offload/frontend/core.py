@@ -324,7 +324,8 @@ class LoweringCore:
             )
         if len(shapes) != 1 or any(f is None for f in flats):
             kinds = sorted({_kind(v) for v in vals})
-            return Unbound(f"it holds different kinds of values on different paths ({kinds})")
+            listed = ", ".join(kinds[:-1]) + f" and {kinds[-1]}" if len(kinds) > 1 else kinds[0]
+            return Unbound(f"it holds different kinds of values on different paths ({listed})")
         leaves: list[Scalar | int] = []
         for k in range(len(flats[0] or [])):
             col = [f[k] for f in flats if f is not None]
@@ -378,8 +379,23 @@ class LoweringCore:
         return t, e
 
 
+_KINDS = {
+    "Scalar": "a number",
+    "ArrayRef": "an array",
+    "LocalArray": "a local array",
+    "PyObj": "a Python object",
+    "Getter": "a stencil's getter",
+    "View": "an array view",
+    "Elementwise": "an array expression",
+    "BoundMethod": "a method",
+}
+
+
 def _kind(v: Val) -> str:
-    return "tuple" if isinstance(v, TupleVal) else type(v).__name__.lower()
+    """How a message names the kind of ``v``."""
+    if isinstance(v, TupleVal):
+        return f"a tuple of {len(v.items)}"
+    return _KINDS.get(type(v).__name__, type(v).__name__.lower())
 
 
 def _name_order(name: str) -> tuple[int, str]:

@@ -109,3 +109,8 @@ def test_a_builtin_combines_in_a_permute():
 def test_an_unknown_builtin_is_still_a_clear_error():
     with pytest.raises((TypeError, OffloadError), match="plain Python function"):
         ol.compute_s(ol.fold_all(math.hypot, 0.0, FLOATS))
+
+
+def test_a_list_of_numbers_is_a_clear_error():
+    with pytest.raises(OffloadError, match="list holding float values.*np.asarray"):
+        ol.compute_s(ol.fold_all(operator.add, 0.0, [1.0, 2.0]))

@@ -56,6 +56,11 @@ def tuple_vs_scalar(i: int) -> Any:
     return i
 
 
+def kinds_differ(i: int) -> Any:
+    v = (i, i) if i > 0 else i
+    return v[0]
+
+
 def writes_array(i: int) -> Any:
     A[i, 0] = 1.0
     return 0
@@ -112,6 +117,7 @@ CASES: list[tuple[Callable[..., Any], type[OffloadError], str, str]] = [
     (wrong_unpack, TypeMismatch, "a, b, c", "cannot unpack a tuple of 2 into 3"),
     (helper_arg_count, TypeMismatch, "_two_args(i)", "is missing the argument 'y'"),
     (tuple_vs_scalar, TypeMismatch, "def tuple_vs_scalar", "do not agree"),
+    (kinds_differ, TypeMismatch, "(i, i) if i > 0 else i", "(a number and a tuple of 2)"),
     (uses_with, UnsupportedSyntax, "with open(FILE):", "'With' syntax is not supported"),
     (recursive, RecursionNotAllowed, "_fact(n - 1)", "recursion is not allowed"),
     (error_inside_helper, TypeMismatch, "A[x]", "cannot return a view"),
