@@ -16,6 +16,7 @@ neutral element (each partial starts from it); ``f`` must be associative.
 from __future__ import annotations
 
 import math
+import types
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
@@ -385,7 +386,13 @@ def _check_f(f: Any) -> Any:
     """``f`` as a node holds it (a known built-in as its plain function)."""
     if not callable(f):
         raise TypeError(f"the combining function must be callable, not {type(f).__name__}")
-    return plain(f)
+    f = plain(f)
+    if isinstance(f, types.BuiltinFunctionType | np.ufunc):
+        raise TypeError(
+            f"fold's combine function must be a plain Python function or lambda, not "
+            f"{type(f).__name__} {getattr(f, '__name__', '')!r}: write a def that computes it"
+        )
+    return f
 
 
 def fold(f: Callable[..., Any], z: Any, a: Any) -> Fold:
