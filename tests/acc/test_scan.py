@@ -167,7 +167,7 @@ def test_user_mistakes_are_clear_errors() -> None:
     with pytest.raises(TypeMismatch, match="returns 2 value"):
         compute(S.scanl1(lambda x, y: (x, y), a), "cpu-seq")
     with pytest.raises(TypeError, match="plain Python function"):
-        compute(S.scanl1(np.add, a), "cpu-seq")
+        compute(S.scanl1(np.arctan2, a), "cpu-seq")
     with pytest.raises(TypeMismatch, match="is a float"):
         S.scanl(add, 0.5, np.arange(3))
     with pytest.raises(ValueError, match="does not fit"):
