@@ -58,9 +58,8 @@ class FillGuard:
 class WalkGuard:
     """Admits a launch of a walking kernel (``offload.ptx.passes.walk``: ``factor``
     neighbouring indices of axis 0 a thread) whose axis 0 is at least ``factor`` long (its
-    mapping needs them)
-    and, with ``min_threads``, whose threads number at least that (fewer would leave SMs
-    idle: the plain kernel has ``factor`` times the threads)."""
+    mapping needs them) and, with ``min_threads``, whose threads number at least that (fewer
+    would leave SMs idle: the plain kernel has ``factor`` times the threads)."""
 
     factor: int
     min_threads: int = 0
@@ -68,6 +67,14 @@ class WalkGuard:
     def __call__(self, shape: tuple[int, ...], captures: Sequence[Any]) -> bool:
         rows = shape[0]
         return rows >= self.factor and -(-rows // self.factor) * prod(shape[1:]) >= self.min_threads
+
+    def terms(self, rank: int) -> list[str]:
+        """The guard's conditions over a launch's ``shape`` of ``rank`` (``offload.ptx.fused``)."""
+        out = [f"shape[0] >= {self.factor}"]
+        if self.min_threads:
+            rest = "".join(f" * shape[{a}]" for a in range(1, rank))
+            out.append(f"-(-shape[0] // {self.factor}){rest} >= {self.min_threads}")
+        return out
 
 
 WALK_THREADS_PER_SM = 512

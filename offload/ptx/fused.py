@@ -109,10 +109,7 @@ def fused_launcher(  # noqa: PLR0917  (the backend's state, passed once per memo
             lines.append(f"    e{k}_{a} = st{k}[{a}] // {size}")
             checks.append(f"st{k}[{a}] == e{k}_{a} * {size}")
     if walk is not None:
-        checks.append(f"shape[0] >= {walk.factor}")
-        if walk.min_threads:
-            rest = "".join(f" * shape[{a}]" for a in range(1, first.source.rank))
-            checks.append(f"-(-shape[0] // {walk.factor}){rest} >= {walk.min_threads}")
+        checks += walk.terms(first.source.rank)
     if guard is not None:
         checks += guard.terms(
             extent=lambda k, a: f"sh{k}[{a}]",

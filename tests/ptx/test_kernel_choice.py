@@ -229,3 +229,12 @@ def test_a_blocked_variant_compiles_only_when_a_launch_it_would_fill_picks_it():
     assert made == [()]
     big = inner.pick((4096, 4096), [])
     assert made == [(), (8, 8)] and big.source.blocking == (8, 8)
+
+
+def test_a_walk_guards_terms_say_what_it_admits():
+    # The fused warm launch checks the terms' text; the general path calls the guard.
+    for rank in (2, 3):
+        guard = WalkGuard(4, 100)
+        for shape in [(3, 50, 2)[:rank], (8, 50, 2)[:rank], (8, 40, 3)[:rank], (400, 1, 1)[:rank]]:
+            said = all(eval(t, {"shape": shape}) for t in guard.terms(rank))
+            assert said == guard(shape, ())

@@ -142,16 +142,16 @@ class _Jam:
             else_b, else_a = self.edge(t.else_target, t.else_args)
             branch = Branch(cond, then_b, then_a, else_b, else_a, t.span, t.uniform)
             if self.deps.get(t.cond, NONE) & self.blocked:
-                return self.check(block, branch)
+                return self.check(block, t.cond, branch)
             return branch
         assert isinstance(t, Return)
         return Return([self.get(v, c) for c in self.copies for v in t.values], t.span)
 
-    def check(self, block: Block, branch: Branch) -> Branch:
-        """``branch`` (on copy 0's condition) where every copy's condition agrees with copy
+    def check(self, block: Block, cond: Value, branch: Branch) -> Branch:
+        """``branch`` (on copy 0's ``cond``) where every copy's ``cond`` agrees with copy
         0's, else a jump to the fallback: ``block``'s copy ends by testing that."""
         assert self.checked and self.fallback is not None, "a branch that parts the copies"
-        new, cond, span = self.bmap[block], block.terminator.cond, branch.span  # type: ignore[union-attr]
+        new, span = self.bmap[block], branch.span
         parted: Value | None = None
         for key in self.keys(cond)[1:]:
             differs = Value(BOOL, "parts")
